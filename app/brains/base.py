@@ -1,0 +1,151 @@
+"""The brain contract: one backend subprocess per chat session, emitting typed events.
+
+A brain class states the ADR's three facts (how a session resumes by id, how a
+permission prompt arrives without a TTY, whether the process lives across turns) and
+the capabilities it can enforce. The registry refuses profiles that ask for more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from app.brains.events import BrainEvent, PermissionChoice
+
+PERMISSION_MODES: tuple[str, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+)
+
+
+class Capability(StrEnum):
+    DENY_SINGLE_TOOL = "deny_single_tool"
+    PER_SESSION_MCP = "per_session_mcp"
+    PERMISSION_PROMPTS = "permission_prompts"
+    RESUME = "resume"
+    SET_MODE_MID_SESSION = "set_mode_mid_session"
+    INTERRUPT = "interrupt"
+    FORK = "fork"
+
+
+@dataclass(frozen=True)
+class BrainFacts:
+    """The ADR's three facts, in words a user can read on the backends page."""
+
+    resume: str
+    permission_prompt: str
+    process_lifetime: str
+
+
+@dataclass(frozen=True)
+class BrainConfig:
+    """Everything a brain needs to start; built by the registry from profile + session."""
+
+    session_id: str
+    cwd: str
+    backend_session_id: str | None = None
+    model: str | None = None
+    permission_mode: str = "default"
+    allowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    command: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    fork: bool = False
+    reasoning_effort: str | None = None
+
+
+@dataclass(frozen=True)
+class PermissionAnswer:
+    """A decision about one ``PermissionAsked``; the brain turns it into wire format."""
+
+    choice: PermissionChoice
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    option_id: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.choice in ("allow_once", "allow_always")
+
+
+class Brain(ABC):
+    """One live backend process for one chat session.
+
+    Lifecycle: ``start()`` once, then any number of ``send()``; ``events()`` yields every
+    typed event until the process is gone (ending with ``BrainExited``). ``stop()`` is
+    idempotent and kills the whole process group if a graceful close does not work.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    executable: ClassVar[str]
+    install_hint: ClassVar[str]
+    instructions_file: ClassVar[str] = "AGENTS.md"
+    facts: ClassVar[BrainFacts]
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    permission_modes: ClassVar[tuple[str, ...]] = PERMISSION_MODES
+
+    def __init__(self, config: BrainConfig) -> None:
+        self.config = config
+        self._events: asyncio.Queue[BrainEvent | None] = asyncio.Queue()
+        self._closed = False
+
+    # -- events -----------------------------------------------------------------
+    def _emit(self, event: BrainEvent) -> None:
+        if not self._closed:
+            self._events.put_nowait(event)
+
+    def _close_events(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._events.put_nowait(None)
+
+    async def events(self) -> AsyncIterator[BrainEvent]:
+        """Yield events until the brain has exited."""
+        while True:
+            event = await self._events.get()
+            if event is None:
+                return
+            yield event
+
+    # -- operations ---------------------------------------------------------------
+    @abstractmethod
+    async def start(self) -> None:
+        """Spawn the backend; raises ``AgentNotFoundError`` / ``BrainStartError``."""
+
+    @abstractmethod
+    async def send(self, text: str) -> None:
+        """Send one user message (one turn)."""
+
+    @abstractmethod
+    async def interrupt(self) -> None:
+        """Stop the current turn; the process stays alive."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """End the process (graceful close, then the process group is killed)."""
+
+    @abstractmethod
+    async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:
+        """Answer one pending ``PermissionAsked`` exactly once."""
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Switch the permission mode mid-session (only if the backend can)."""
+        raise NotImplementedError(f"{self.name} cannot switch modes mid-session")
+
+    @property
+    def pid(self) -> int | None:
+        """The backend process id (also its process-group id), if running."""
+        return None
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed

@@ -1,0 +1,166 @@
+"""Typed events every brain emits.
+
+Brains translate their wire protocol into these frozen dataclasses; nothing above the
+brain layer ever sees a raw protocol dict. Each event knows its stored ``kind`` and the
+JSON payload it is stored with (``payload()``), which is also what the API streams.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal
+
+JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BrainEvent:
+    """Base class; ``kind`` names the stored event kind."""
+
+    kind: ClassVar[str] = "event"
+
+    def payload(self) -> JsonDict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TextDelta(BrainEvent):
+    """A streamed piece of assistant text (token by token)."""
+
+    kind: ClassVar[str] = "text_delta"
+    text: str
+    message_id: str = ""
+
+
+@dataclass(frozen=True)
+class AssistantText(BrainEvent):
+    """A complete assistant text block; supersedes the deltas of ``message_id``."""
+
+    kind: ClassVar[str] = "assistant_message"
+    text: str
+    message_id: str = ""
+
+
+@dataclass(frozen=True)
+class Thought(BrainEvent):
+    kind: ClassVar[str] = "thought"
+    text: str
+    message_id: str = ""
+
+
+@dataclass(frozen=True)
+class ToolCall(BrainEvent):
+    """The agent wants to run (or is running) a tool."""
+
+    kind: ClassVar[str] = "tool_call"
+    tool_call_id: str
+    tool: str
+    title: str
+    input: JsonDict = field(default_factory=dict)
+    tool_kind: str = "other"  # read, edit, execute, search, fetch, think, other
+
+
+@dataclass(frozen=True)
+class ToolResult(BrainEvent):
+    kind: ClassVar[str] = "tool_result"
+    tool_call_id: str
+    output: str
+    is_error: bool = False
+
+
+PermissionChoice = Literal["allow_once", "allow_always", "deny", "deny_stop", "cancelled"]
+
+
+@dataclass(frozen=True)
+class PermissionOption:
+    """One answer the backend offers; ``choice`` is the app-level meaning."""
+
+    option_id: str
+    label: str
+    choice: PermissionChoice
+
+
+@dataclass(frozen=True)
+class PermissionAsked(BrainEvent):
+    """The backend asks whether a tool may run; answered via ``Brain.answer_permission``.
+
+    ``request_id`` is the backend's own id for the question and is what the brain
+    needs back; the services layer mints the public permission id.
+    """
+
+    kind: ClassVar[str] = "permission_asked"
+    request_id: str
+    tool: str
+    input: JsonDict
+    options: tuple[PermissionOption, ...]
+    tool_call_id: str = ""
+    title: str = ""
+    reason: str = ""
+    blocked_path: str = ""
+
+
+@dataclass(frozen=True)
+class PermissionCancelled(BrainEvent):
+    """The backend withdrew a question (e.g. ``control_cancel_request``)."""
+
+    kind: ClassVar[str] = "permission_cancelled"
+    request_id: str
+
+
+@dataclass(frozen=True)
+class TurnEnded(BrainEvent):
+    kind: ClassVar[str] = "turn_end"
+    stop_reason: str
+    is_error: bool = False
+    cost_usd: float | None = None
+    duration_ms: int | None = None
+    usage: JsonDict = field(default_factory=dict)
+    result: str = ""
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BackendSession(BrainEvent):
+    """The backend's own session id is known (the ADR's SessionMap.rename)."""
+
+    kind: ClassVar[str] = "backend_session"
+    backend_session_id: str
+
+
+@dataclass(frozen=True)
+class SessionInfo(BrainEvent):
+    """What the backend reports about itself at the start of a turn."""
+
+    kind: ClassVar[str] = "session_info"
+    model: str = ""
+    permission_mode: str = ""
+    api_key_source: str = ""
+    cli_version: str = ""
+    tools: tuple[str, ...] = ()
+    slash_commands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModeChanged(BrainEvent):
+    kind: ClassVar[str] = "mode_changed"
+    mode: str
+
+
+@dataclass(frozen=True)
+class BrainError(BrainEvent):
+    """Something went wrong; ``message`` is for the user, ``detail`` (stderr tail) for them too."""
+
+    kind: ClassVar[str] = "error"
+    message: str
+    detail: str = ""
+    fatal: bool = False
+
+
+@dataclass(frozen=True)
+class BrainExited(BrainEvent):
+    """The backend process is gone; the registry drops the brain and resumes next time."""
+
+    kind: ClassVar[str] = "brain_exited"
+    exit_code: int | None
+    expected: bool = True
+    stderr_tail: str = ""

@@ -1,0 +1,98 @@
+"""The ``angelia`` command."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+
+import uvicorn
+
+from app import __version__
+from app.db.engine import DataDirError
+from app.settings import Settings
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="angelia", description="Chat with coding-agent CLIs.")
+    parser.add_argument("--version", action="version", version=f"angelia {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="start the web app")
+    serve.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default 8765)")
+    serve.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
+    serve.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow binding a non-loopback address (anyone who can reach it and has the "
+        "token can run commands on this machine)",
+    )
+    return parser
+
+
+def serve(args: argparse.Namespace) -> int:
+    overrides: dict[str, object] = {}
+    if args.host is not None:
+        overrides["host"] = args.host
+    if args.port is not None:
+        overrides["port"] = args.port
+    if args.data_dir is not None:
+        overrides["data_dir"] = args.data_dir.expanduser().resolve()
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    if not _is_loopback(settings.host):
+        if not args.allow_remote:
+            print(
+                f"Refusing to bind {settings.host}: it is not a loopback address. Angelia runs "
+                "shell commands; pass --allow-remote if you really want that.",
+                file=sys.stderr,
+            )
+            return 2
+        print(
+            f"WARNING: binding {settings.host}. Anyone who can reach this port and has the "
+            "token can run commands on this machine.",
+            file=sys.stderr,
+        )
+        settings.allowed_hosts.append(settings.host)
+
+    from app.main import create_app
+
+    try:
+        app = create_app(settings)
+    except DataDirError as exc:
+        print(f"angelia: {exc.message}", file=sys.stderr)
+        return 1
+    token = app.state.angelia.token
+    shown_host = settings.host if ":" not in settings.host else f"[{settings.host}]"
+    url = f"http://{shown_host}:{settings.port}/?token={token}"
+    print(f"Angelia {__version__} — data in {settings.data_dir}", flush=True)
+    print(f"Open {url}", flush=True)
+    if not args.no_browser:
+        threading.Timer(1.0, lambda: webbrowser.open(url)).start()
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

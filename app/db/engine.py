@@ -1,0 +1,88 @@
+"""SQLite engine (WAL) and Alembic migrations applied at start-up."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import create_engine
+
+from app.errors import AppError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+
+class DataDirError(AppError):
+    """The data directory cannot be used (missing rights, disk full, …)."""
+
+    status = 500
+
+
+def make_engine(db_path: Path) -> Engine:
+    """An engine for the SQLite file, with WAL and a busy timeout on every connection."""
+    engine = create_engine(
+        f"sqlite:///{db_path}",
+        connect_args={"check_same_thread": False, "timeout": 30},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable across app crashes in WAL mode (only an OS crash can lose
+        # the newest transactions), and much faster for per-token event writes.
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the database to the newest schema (a fresh file and an old one alike)."""
+    if not (MIGRATIONS_DIR / "env.py").exists():
+        raise DataDirError(
+            f"Migrations not found at {MIGRATIONS_DIR}; install Angelia from its source tree "
+            "with `pip install -e .`."
+        )
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+def open_database(data_dir: Path) -> Engine:
+    """Create the data dir if needed, open the database and migrate it.
+
+    Raises ``DataDirError`` with a plain-language message when the directory is not
+    writable or the disk is full, instead of a traceback.
+    """
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise DataDirError(
+            f"Cannot write to the data directory {data_dir}: {exc.strerror or exc}. "
+            "Free some disk space, fix its permissions, or pick another one with "
+            "--data-dir / ANGELIA_DATA_DIR."
+        ) from exc
+    engine = make_engine(data_dir / "angelia.db")
+    try:
+        migrate(engine)
+    except Exception as exc:  # sqlite3 / SQLAlchemy errors of every kind
+        if isinstance(exc, DataDirError):
+            raise
+        raise DataDirError(
+            f"Cannot open or upgrade the database in {data_dir}: {exc}. "
+            "Check free disk space and permissions."
+        ) from exc
+    return engine

@@ -1,0 +1,111 @@
+"""SQLModel table classes. The schema itself is owned by the Alembic migrations."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """A stable URL-safe id (16 random bytes, base64url)."""
+    return secrets.token_urlsafe(16)
+
+
+class Profile(SQLModel, table=True):
+    id: str = Field(default_factory=new_id, primary_key=True)
+    name: str
+    backend: str
+    cwd: str
+    model: str | None = None
+    permission_mode: str = "default"
+    allowed_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    disallowed_tools: list[str] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    mcp_servers: dict[str, Any] = Field(
+        default_factory=dict, sa_column=Column(JSON, nullable=False)
+    )
+    command: list[str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    env: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # 0 = wait forever for a permission answer.
+    permission_timeout_s: int = 600
+    idle_timeout_s: int | None = None
+    reasoning_effort: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class PermissionRule(SQLModel, table=True):
+    __tablename__ = "permission_rule"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    profile_id: str = Field(foreign_key="profile.id", index=True)
+    rule: str
+    decision: str  # allow | deny
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ChatSession(SQLModel, table=True):
+    __tablename__ = "chat_session"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    profile_id: str = Field(foreign_key="profile.id", index=True)
+    backend: str
+    backend_session_id: str | None = None
+    title: str = ""
+    status: str = "idle"
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    turns: int = 0
+    # The mode chosen on the chat page; None = the profile's.
+    permission_mode: str | None = None
+    # The pid of the backend process while one runs: lets a restarted app reap orphans.
+    backend_pid: int | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class Event(SQLModel, table=True):
+    __table_args__ = (
+        UniqueConstraint("session_id", "seq", name="uq_event_session_seq"),
+        Index("ix_event_session_seq", "session_id", "seq"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(foreign_key="chat_session.id")
+    seq: int
+    kind: str
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class PermissionRequest(SQLModel, table=True):
+    __tablename__ = "permission_request"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    session_id: str = Field(foreign_key="chat_session.id", index=True)
+    backend_request_id: str
+    tool: str
+    input: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    options: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    title: str = ""
+    reason: str = ""
+    tool_call_id: str = ""
+    rule: str | None = None
+    status: str = Field(default="pending", index=True)
+    decision: str | None = None
+    source: str | None = None
+    message: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    decided_at: datetime | None = None

@@ -1,0 +1,97 @@
+"""App factory: wires settings, database, services, security and routers together."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from app import __version__
+from app.db.engine import open_database
+from app.errors import AppError
+from app.services.eventlog import EventLog
+from app.services.manager import SessionManager
+from app.settings import Settings
+from app.web import api, pages
+from app.web.deps import AppState
+from app.web.render import make_templates
+from app.web.security import SecurityMiddleware, csrf_token_for, load_or_create_token
+
+ROOT = Path(__file__).resolve().parents[1]
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the ASGI app. The database is opened and migrated right here, so a bad
+    data dir fails before the server binds its port, with a readable message."""
+    settings = settings or Settings()
+    engine = open_database(settings.data_dir)
+    token = load_or_create_token(settings)
+    events = EventLog(engine)
+    manager = SessionManager(engine, events, settings)
+    manager.recover()
+    templates = make_templates(ROOT / "templates")
+    state = AppState(
+        settings=settings,
+        engine=engine,
+        events=events,
+        manager=manager,
+        templates=templates,
+        token=token,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        manager.start_background()
+        try:
+            yield
+        finally:
+            await manager.shutdown()
+            engine.dispose()
+
+    app = FastAPI(title="Angelia", version=__version__, lifespan=lifespan)
+    app.state.angelia = state
+    app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.add_middleware(SecurityMiddleware, settings=settings, token=token)
+
+    @app.exception_handler(AppError)
+    async def _app_error(request: Request, exc: AppError) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": exc.message}, status_code=exc.status)
+        context = {
+            "request": request,
+            "csrf_token": csrf_token_for(token),
+            "status": exc.status,
+            "message": exc.message,
+            "detail": exc.detail,
+        }
+        page: Response = templates.TemplateResponse(
+            request, "error.html", context, status_code=exc.status
+        )
+        return page
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = [
+            {
+                "field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"),
+                "message": str(e.get("msg", "")).removeprefix("Value error, "),
+                "loc": list(e.get("loc", ())),
+                "type": e.get("type"),
+            }
+            for e in exc.errors()
+        ]
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": errors}, status_code=422)
+        text = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        return HTMLResponse(text, status_code=422)
+
+    return app

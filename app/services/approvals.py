@@ -1,0 +1,120 @@
+"""Policy around permission requests: rules, modes, timeouts and "Allow always".
+
+The ``PermissionService`` guarantees storage and exactly-once answers; this module
+decides *who* answers: a stored rule, the session's mode, a timeout, or the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from app.brains.events import PermissionAsked, PermissionChoice
+from app.db.models import PermissionRequest, Profile
+from app.errors import ConflictError
+from app.services import rulebook
+from app.services.permissions import PermissionService
+from app.services.rules import decide_by_rules, suggest_rule
+
+log = logging.getLogger(__name__)
+
+
+class Approvals:
+    def __init__(self, engine: Engine, permissions: PermissionService) -> None:
+        self._engine = engine
+        self.permissions = permissions
+        self._timeouts: dict[str, asyncio.Task[None]] = {}
+
+    def on_asked(
+        self, session_id: str, asked: PermissionAsked, profile: Profile, mode: str
+    ) -> tuple[PermissionRequest, bool]:
+        """Store the request; returns (row, answered_automatically)."""
+        row = self.permissions.ask(session_id, asked)
+        verdict = decide_by_rules(
+            rulebook.rule_pairs(self._engine, profile.id), asked.tool, asked.input, profile.cwd
+        )
+        if verdict is not None:
+            decision, rule = verdict
+            choice: PermissionChoice = "allow_once" if decision == "allow" else "deny"
+            message = "" if decision == "allow" else f"Denied by the rule {rule}."
+            self._spawn(self._auto(row.id, choice, "rule", message, rule))
+            return row, True
+        if mode == "bypassPermissions":
+            self._spawn(self._auto(row.id, "allow_once", "mode", "", None))
+            return row, True
+        if profile.permission_timeout_s > 0:
+            self._timeouts[row.id] = asyncio.create_task(
+                self._expire(row.id, profile.permission_timeout_s)
+            )
+        return row, False
+
+    async def decide_user(
+        self, permission_id: str, choice: PermissionChoice, message: str | None, profile: Profile
+    ) -> PermissionRequest:
+        row = self.permissions.get(permission_id)
+        rule: str | None = None
+        if choice == "allow_always" and row.status == "pending":
+            rule = suggest_rule(row.tool, row.input, profile.cwd)
+        decided = await self.permissions.decide(
+            permission_id, choice, message=message, source="user", rule=rule
+        )
+        if rule is not None:
+            rulebook.add_rule(self._engine, profile_id=profile.id, rule=rule, decision="allow")
+        self._cancel_timeout(permission_id)
+        return decided
+
+    async def cancel_pending(self, session_id: str, message: str) -> None:
+        for row in self.permissions.find(status="pending", session_id=session_id):
+            self._cancel_timeout(row.id)
+            with contextlib.suppress(ConflictError):
+                await self.permissions.decide(row.id, "cancelled", message=message, source="cancel")
+
+    def close(self) -> None:
+        for task in self._timeouts.values():
+            task.cancel()
+        self._timeouts.clear()
+
+    # -- internals ---------------------------------------------------------------
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        task.add_done_callback(_log_failure)
+
+    async def _auto(
+        self,
+        permission_id: str,
+        choice: PermissionChoice,
+        source: str,
+        message: str,
+        rule: str | None,
+    ) -> None:
+        with contextlib.suppress(ConflictError):
+            await self.permissions.decide(
+                permission_id, choice, message=message or None, source=source, rule=rule
+            )
+
+    async def _expire(self, permission_id: str, seconds: int) -> None:
+        await asyncio.sleep(seconds)
+        self._timeouts.pop(permission_id, None)
+        minutes = f"{seconds / 60:g} minute" + ("" if seconds == 60 else "s")
+        with contextlib.suppress(ConflictError):
+            await self.permissions.decide(
+                permission_id,
+                "deny",
+                message=f"No answer from the user within {minutes}; the tool call was denied.",
+                source="timeout",
+            )
+
+    def _cancel_timeout(self, permission_id: str) -> None:
+        task = self._timeouts.pop(permission_id, None)
+        if task is not None:
+            task.cancel()
+
+
+def _log_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("automatic permission answer failed", exc_info=task.exception())

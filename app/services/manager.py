@@ -1,0 +1,379 @@
+"""The session manager: at most one live brain per chat session.
+
+It starts a brain on the first message (class chosen by ``profile.backend``), pumps the
+brain's typed events into the event log, stops brains that sat idle too long (they come
+back with resume on the next message), and stops every brain at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.brains import get_brain_class
+from app.brains.base import Brain, BrainConfig, PermissionAnswer
+from app.brains.events import (
+    BackendSession,
+    BrainError,
+    BrainEvent,
+    BrainExited,
+    ModeChanged,
+    PermissionAsked,
+    PermissionCancelled,
+    PermissionChoice,
+    TurnEnded,
+)
+from app.db.models import ChatSession, Profile
+from app.errors import AppError, ValidationFailed
+from app.errors import BrainError as BrainFailure
+from app.services import store
+from app.services.approvals import Approvals
+from app.services.eventlog import EventLog
+from app.services.permissions import PermissionService, permission_to_dict
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+LIVE_STATUSES = ("live", "working", "waiting")
+
+
+@dataclass
+class LiveBrain:
+    brain: Brain
+    pump: asyncio.Task[None] | None = None
+    last_activity: float = field(default_factory=time.monotonic)
+    turn_active: bool = False
+    last_total_cost: float = 0.0
+    stopping: bool = False
+
+
+class SessionManager:
+    def __init__(self, engine: Engine, events: EventLog, settings: Settings) -> None:
+        self._engine = engine
+        self.events = events
+        self.settings = settings
+        self.permissions = PermissionService(engine, events, self._deliver)
+        self.approvals = Approvals(engine, self.permissions)
+        self._live: dict[str, LiveBrain] = {}
+        self._queued: dict[str, list[str]] = {}
+        self._start_locks: dict[str, asyncio.Lock] = {}
+        self._reaper: asyncio.Task[None] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------
+    def recover(self) -> None:
+        """After a crash or kill of the app: reap orphans, expire prompts, mark sessions."""
+        with Session(self._engine) as db:
+            rows = list(
+                db.exec(
+                    select(ChatSession).where(
+                        col(ChatSession.status).in_(LIVE_STATUSES)
+                        | col(ChatSession.backend_pid).is_not(None)
+                    )
+                )
+            )
+        for chat in rows:
+            if chat.backend_pid:
+                _kill_group(chat.backend_pid)
+            expired = self.permissions.close_pending(
+                chat.id,
+                status="expired",
+                source="restart",
+                message="The server restarted while this request was waiting.",
+            )
+            interrupted = chat.status in ("working", "waiting")
+            if interrupted or expired:
+                self.events.append(
+                    chat.id,
+                    "error",
+                    {
+                        "message": "The server stopped during this session's turn; the turn "
+                        "was interrupted. Send a message to continue.",
+                        "detail": "",
+                    },
+                )
+            store.update_session(
+                self._engine,
+                chat.id,
+                status="interrupted" if interrupted else "idle",
+                backend_pid=None,
+            )
+
+    def start_background(self) -> None:
+        self._reaper = asyncio.create_task(self._reap_idle_loop())
+
+    async def shutdown(self) -> None:
+        self.approvals.close()
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        await asyncio.gather(
+            *(self.stop_brain(sid) for sid in list(self._live)), return_exceptions=True
+        )
+
+    def is_live(self, session_id: str) -> bool:
+        return session_id in self._live
+
+    # -- operations --------------------------------------------------------------
+    async def send_message(self, session_id: str, text: str) -> bool:
+        """Send a message; returns True if it was queued behind a pending approval."""
+        chat = store.get_session(self._engine, session_id)
+        if not chat.title:
+            store.update_session(self._engine, session_id, title=store.title_from_message(text))
+        if self.permissions.pending_count(session_id):
+            # Sending now would end the turn that waits for the answer and lose the
+            # prompt; the message waits until every pending request is answered.
+            self.events.append(session_id, "user_message", {"text": text, "queued": True})
+            self._queued.setdefault(session_id, []).append(text)
+            return True
+        self.events.append(session_id, "user_message", {"text": text})
+        await self._send_now(session_id, text)
+        return False
+
+    async def _send_now(self, session_id: str, text: str) -> None:
+        live = await self._ensure_brain(session_id)
+        live.turn_active = True
+        live.last_activity = time.monotonic()
+        self._set_status(session_id, "working")
+        await live.brain.send(text)
+
+    async def interrupt(self, session_id: str) -> None:
+        store.get_session(self._engine, session_id)
+        self._drop_queue(session_id)
+        await self.approvals.cancel_pending(session_id, "The user stopped the turn.")
+        live = self._live.get(session_id)
+        if live is not None:
+            await live.brain.interrupt()
+
+    async def decide(
+        self, permission_id: str, choice: PermissionChoice, message: str | None = None
+    ) -> dict[str, Any]:
+        current = self.permissions.get(permission_id)
+        chat = store.get_session(self._engine, current.session_id)
+        profile = store.get_profile(self._engine, chat.profile_id)
+        row = await self.approvals.decide_user(permission_id, choice, message, profile)
+        return permission_to_dict(row)
+
+    async def set_mode(self, session_id: str, mode: str, *, confirm: bool = False) -> None:
+        """Switch the permission mode; bypassPermissions needs an explicit confirmation."""
+        store.get_session(self._engine, session_id)
+        if mode == "bypassPermissions" and not confirm:
+            raise ValidationFailed(
+                "confirm",
+                "bypassPermissions runs every tool without asking; confirm to switch to it",
+            )
+        live = self._live.get(session_id)
+        if live is not None:
+            try:
+                await live.brain.set_permission_mode(mode)
+            except NotImplementedError as exc:
+                raise ValidationFailed("mode", str(exc)) from exc
+        store.update_session(self._engine, session_id, permission_mode=mode)
+        self.events.append(session_id, "mode_changed", {"mode": mode, "source": "user"})
+
+    async def stop_brain(self, session_id: str) -> None:
+        live = self._live.get(session_id)
+        if live is None:
+            return
+        live.stopping = True
+        self._drop_queue(session_id)
+        await self.approvals.cancel_pending(session_id, "The session was stopped.")
+        await live.brain.stop()
+        if live.pump is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(live.pump), timeout=10)
+
+    # -- internals ---------------------------------------------------------------
+    async def _ensure_brain(self, session_id: str) -> LiveBrain:
+        lock = self._start_locks.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            live = self._live.get(session_id)
+            if live is not None and live.brain.alive:
+                return live
+            chat = store.get_session(self._engine, session_id)
+            profile = store.get_profile(self._engine, chat.profile_id)
+            try:
+                brain_cls = get_brain_class(profile.backend)
+                brain = brain_cls(self._config(chat, profile))
+                await brain.start()
+            except AppError as exc:
+                self.events.append(
+                    session_id, "error", {"message": exc.message, "detail": exc.detail}
+                )
+                self._set_status(session_id, "failed")
+                raise
+            live = LiveBrain(brain=brain)
+            self._live[session_id] = live
+            store.update_session(self._engine, session_id, backend_pid=brain.pid, status="live")
+            live.pump = asyncio.create_task(self._pump(session_id, live))
+            return live
+
+    def _config(self, chat: ChatSession, profile: Profile) -> BrainConfig:
+        return BrainConfig(
+            session_id=chat.id,
+            cwd=profile.cwd,
+            backend_session_id=chat.backend_session_id,
+            model=profile.model,
+            permission_mode=chat.permission_mode or profile.permission_mode,
+            reasoning_effort=profile.reasoning_effort,
+            allowed_tools=tuple(profile.allowed_tools),
+            disallowed_tools=tuple(profile.disallowed_tools),
+            mcp_servers=dict(profile.mcp_servers),
+            command=tuple(profile.command or ()),
+            env=dict(profile.env),
+        )
+
+    async def _pump(self, session_id: str, live: LiveBrain) -> None:
+        try:
+            async for event in live.brain.events():
+                live.last_activity = time.monotonic()
+                try:
+                    self._handle(session_id, live, event)
+                except Exception:
+                    log.exception("failed to handle %s for session %s", event.kind, session_id)
+        finally:
+            if self._live.get(session_id) is live:
+                del self._live[session_id]
+
+    def _handle(self, session_id: str, live: LiveBrain, event: BrainEvent) -> None:
+        if isinstance(event, PermissionAsked):
+            chat = store.get_session(self._engine, session_id)
+            profile = store.get_profile(self._engine, chat.profile_id)
+            mode = chat.permission_mode or profile.permission_mode
+            _row, automatic = self.approvals.on_asked(session_id, event, profile, mode)
+            if not automatic:
+                self._set_status(session_id, "waiting")
+        elif isinstance(event, PermissionCancelled):
+            self.permissions.close_pending(
+                session_id,
+                status="cancelled",
+                source="cancel",
+                message="The agent withdrew the request.",
+                backend_id=event.request_id,
+            )
+        elif isinstance(event, TurnEnded):
+            self._turn_ended(session_id, live, event)
+        elif isinstance(event, BackendSession):
+            store.update_session(
+                self._engine, session_id, backend_session_id=event.backend_session_id
+            )
+            self.events.append(session_id, event.kind, event.payload())
+        elif isinstance(event, BrainExited):
+            self._exited(session_id, live, event)
+        elif isinstance(event, ModeChanged):
+            store.update_session(self._engine, session_id, permission_mode=event.mode)
+            self.events.append(session_id, event.kind, {"mode": event.mode, "source": "backend"})
+        elif isinstance(event, BrainError):
+            payload = event.payload()
+            payload.pop("fatal", None)
+            self.events.append(session_id, event.kind, payload)
+        else:
+            self.events.append(session_id, event.kind, event.payload())
+
+    def _turn_ended(self, session_id: str, live: LiveBrain, event: TurnEnded) -> None:
+        payload = event.payload()
+        # Claude reports the process's running total; store the turn's own share.
+        turn_cost = None
+        if event.cost_usd is not None:
+            turn_cost = max(event.cost_usd - live.last_total_cost, 0.0)
+            live.last_total_cost = event.cost_usd
+        payload["cost_usd"] = turn_cost
+        self.events.append(session_id, "turn_end", payload)
+        live.turn_active = False
+        chat = store.get_session(self._engine, session_id)
+        usage = event.usage or {}
+        store.update_session(
+            self._engine,
+            session_id,
+            status="live",
+            turns=chat.turns + 1,
+            cost_usd=chat.cost_usd + (turn_cost or 0.0),
+            input_tokens=chat.input_tokens + int(usage.get("input_tokens") or 0),
+            output_tokens=chat.output_tokens + int(usage.get("output_tokens") or 0),
+        )
+
+    def _exited(self, session_id: str, live: LiveBrain, event: BrainExited) -> None:
+        self.permissions.close_pending(
+            session_id,
+            status="cancelled",
+            source="cancel",
+            message="The backend process ended before this request was answered.",
+        )
+        if self._live.get(session_id) is live:
+            del self._live[session_id]
+        unexpected = not event.expected and not live.stopping
+        store.update_session(
+            self._engine,
+            session_id,
+            status="failed" if unexpected else "idle",
+            backend_pid=None,
+        )
+
+    async def _deliver(self, session_id: str, request_id: str, answer: PermissionAnswer) -> None:
+        live = self._live.get(session_id)
+        if live is not None:
+            await live.brain.answer_permission(request_id, answer)
+        if self.permissions.pending_count(session_id):
+            return
+        if live is not None:
+            self._set_status(session_id, "working" if live.turn_active else "live")
+        for text in self._queued.pop(session_id, []):
+            self.events.append(session_id, "queued_sent", {"text": text})
+            try:
+                await self._send_now(session_id, text)
+            except AppError:
+                log.warning("queued message for %s could not be sent", session_id)
+
+    def _drop_queue(self, session_id: str) -> None:
+        for text in self._queued.pop(session_id, []):
+            self.events.append(session_id, "queued_dropped", {"text": text})
+
+    def _set_status(self, session_id: str, status: str) -> None:
+        chat = store.get_session(self._engine, session_id)
+        if chat.status != status:
+            store.update_session(self._engine, session_id, status=status)
+            self.events.append(session_id, "status", {"status": status})
+
+    async def _reap_idle_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.idle_check_interval_s)
+            await self.reap_idle()
+
+    async def reap_idle(self) -> list[str]:
+        """Stop brains idle longer than the setting; they resume on the next message."""
+        now = time.monotonic()
+        stale = [
+            sid
+            for sid, live in self._live.items()
+            if not live.turn_active
+            and not self.permissions.pending_count(sid)
+            and now - live.last_activity > self.settings.idle_timeout_s
+        ]
+        for sid in stale:
+            await self.stop_brain(sid)
+        return stale
+
+
+def _kill_group(pid: int) -> None:
+    """Kill an orphaned backend's process group left by a previous run of the app."""
+    try:
+        pgid = os.getpgid(pid)
+    except (ProcessLookupError, PermissionError):
+        return
+    # Only a group led by the recorded pid is ours: brains start in their own session.
+    if pgid != pid:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+__all__ = ["BrainFailure", "SessionManager"]

@@ -1,0 +1,236 @@
+"""The JSON API under /api (OpenAPI at /docs). Routes stay thin: services do the work."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from app import __version__
+from app.schemas import (
+    Accepted,
+    DecisionIn,
+    MessageIn,
+    ModeIn,
+    PermissionPublic,
+    ProfileCreate,
+    ProfilePublic,
+    ProfileUpdate,
+    RuleIn,
+    RulePublic,
+    SessionCreate,
+    SessionPublic,
+)
+from app.services import rulebook, store
+from app.services.permissions import permission_to_dict
+from app.web.deps import StateDep
+from app.web.streaming import replay_then_follow
+
+router = APIRouter(prefix="/api")
+
+
+@router.get("/health", tags=["meta"])
+async def health() -> dict[str, Any]:
+    """Liveness probe; needs no token."""
+    return {"ok": True, "version": __version__}
+
+
+# -- profiles ---------------------------------------------------------------------
+@router.post("/profiles", status_code=201, tags=["profiles"])
+async def create_profile(body: ProfileCreate, state: StateDep) -> ProfilePublic:
+    """Create a profile: a backend, a folder and the capabilities it may use."""
+    profile = store.create_profile(state.engine, data=body)
+    return ProfilePublic.model_validate(profile, from_attributes=True)
+
+
+@router.get("/profiles", tags=["profiles"])
+async def list_profiles(state: StateDep) -> list[ProfilePublic]:
+    """All profiles, oldest first."""
+    return [
+        ProfilePublic.model_validate(p, from_attributes=True)
+        for p in store.list_profiles(state.engine)
+    ]
+
+
+@router.get("/profiles/{profile_id}", tags=["profiles"])
+async def get_profile(profile_id: str, state: StateDep) -> ProfilePublic:
+    """One profile."""
+    return ProfilePublic.model_validate(
+        store.get_profile(state.engine, profile_id), from_attributes=True
+    )
+
+
+@router.patch("/profiles/{profile_id}", tags=["profiles"])
+async def update_profile(profile_id: str, body: ProfileUpdate, state: StateDep) -> ProfilePublic:
+    """Change some fields of a profile (validated like creation)."""
+    profile = store.update_profile(state.engine, profile_id=profile_id, data=body)
+    return ProfilePublic.model_validate(profile, from_attributes=True)
+
+
+@router.delete("/profiles/{profile_id}", status_code=204, tags=["profiles"])
+async def delete_profile(profile_id: str, state: StateDep) -> None:
+    """Delete a profile that has no sessions."""
+    store.delete_profile(state.engine, profile_id)
+
+
+# -- sessions ---------------------------------------------------------------------
+@router.post("/sessions", status_code=201, tags=["sessions"])
+async def create_session(body: SessionCreate, state: StateDep) -> SessionPublic:
+    """Create a chat session for a profile; its backend starts on the first message."""
+    chat = store.create_session(state.engine, profile_id=body.profile_id, title=body.title)
+    return SessionPublic.model_validate(chat, from_attributes=True)
+
+
+@router.get("/sessions", tags=["sessions"])
+async def list_sessions(state: StateDep) -> list[SessionPublic]:
+    """Sessions, most recently active first."""
+    return [
+        SessionPublic.model_validate(c, from_attributes=True)
+        for c in store.list_sessions(state.engine)
+    ]
+
+
+@router.get("/sessions/{session_id}", tags=["sessions"])
+async def get_session(session_id: str, state: StateDep) -> SessionPublic:
+    """One session with its totals and status."""
+    return SessionPublic.model_validate(
+        store.get_session(state.engine, session_id), from_attributes=True
+    )
+
+
+@router.post("/sessions/{session_id}/messages", status_code=202, tags=["sessions"])
+async def send_message(session_id: str, body: MessageIn, state: StateDep) -> Accepted:
+    """Send a user message; the answer arrives as events."""
+    queued = await state.manager.send_message(session_id, body.text)
+    return Accepted(queued=queued)
+
+
+@router.post("/sessions/{session_id}/interrupt", status_code=202, tags=["sessions"])
+async def interrupt(session_id: str, state: StateDep) -> Accepted:
+    """Stop the current turn; pending permission requests are cancelled."""
+    await state.manager.interrupt(session_id)
+    return Accepted()
+
+
+@router.post("/sessions/{session_id}/mode", tags=["sessions"])
+async def set_mode(session_id: str, body: ModeIn, state: StateDep) -> SessionPublic:
+    """Switch the permission mode mid-session (bypassPermissions needs ``confirm: true``)."""
+    await state.manager.set_mode(session_id, body.mode, confirm=body.confirm)
+    return SessionPublic.model_validate(
+        store.get_session(state.engine, session_id), from_attributes=True
+    )
+
+
+@router.get("/sessions/{session_id}/events", tags=["events"])
+async def list_events(
+    session_id: str,
+    state: StateDep,
+    after: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Stored events with ``seq`` greater than ``after``."""
+    store.get_session(state.engine, session_id)
+    return {"events": state.events.list(session_id, after=after, limit=limit)}
+
+
+@router.get("/sessions/{session_id}/stream", response_class=EventSourceResponse, tags=["events"])
+async def stream(
+    session_id: str,
+    request: Request,
+    state: StateDep,
+    after: Annotated[int | None, Query(ge=0)] = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> AsyncIterator[ServerSentEvent]:
+    """Live events as SSE (``id`` = seq); honours ``Last-Event-ID`` and ``?after=``."""
+    store.get_session(state.engine, session_id)
+    start = _resume_point(last_event_id, after)
+    async for event in replay_then_follow(state.events, session_id, start, request):
+        yield ServerSentEvent(id=str(event["seq"]), event=event["kind"], data=event)
+
+
+def _resume_point(last_event_id: str | None, after: int | None) -> int:
+    if last_event_id is not None and last_event_id.strip().isdigit():
+        return int(last_event_id.strip())
+    return after or 0
+
+
+# -- permissions ------------------------------------------------------------------
+@router.get("/permissions", tags=["permissions"])
+async def list_permissions(
+    state: StateDep,
+    status: str | None = None,
+    session_id: str | None = None,
+    profile_id: str | None = None,
+    tool: str | None = None,
+    decision: str | None = None,
+    source: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 500,
+) -> list[PermissionPublic]:
+    """The audit log: permission requests, newest first, with filters."""
+    rows = state.manager.permissions.find(
+        status=status,
+        session_id=session_id,
+        profile_id=profile_id,
+        tool=tool,
+        decision=decision,
+        source=source,
+        since=_aware_utc(since),
+        until=_aware_utc(until),
+        limit=limit,
+    )
+    return [PermissionPublic.model_validate(permission_to_dict(r)) for r in rows]
+
+
+def _aware_utc(value: datetime | None) -> datetime | None:
+    """Filters without a zone are read as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+@router.post("/permissions/{permission_id}/decision", tags=["permissions"])
+async def decide(permission_id: str, body: DecisionIn, state: StateDep) -> PermissionPublic:
+    """Answer a pending request; a second answer gets 409."""
+    row = await state.manager.decide(permission_id, body.decision, body.message)
+    return PermissionPublic.model_validate(row)
+
+
+# -- rules ------------------------------------------------------------------------
+@router.get("/profiles/{profile_id}/rules", tags=["rules"])
+async def list_rules(profile_id: str, state: StateDep) -> list[RulePublic]:
+    """The profile's remembered permission rules."""
+    return [
+        RulePublic.model_validate(r, from_attributes=True)
+        for r in rulebook.list_rules(state.engine, profile_id)
+    ]
+
+
+@router.post("/profiles/{profile_id}/rules", status_code=201, tags=["rules"])
+async def add_rule(profile_id: str, body: RuleIn, state: StateDep) -> RulePublic:
+    """Add a rule in Claude Code's syntax, e.g. ``Bash(git add:*)``; deny beats allow."""
+    row = rulebook.add_rule(
+        state.engine, profile_id=profile_id, rule=body.rule, decision=body.decision
+    )
+    return RulePublic.model_validate(row, from_attributes=True)
+
+
+@router.put("/profiles/{profile_id}/rules/{rule_id}", tags=["rules"])
+async def update_rule(profile_id: str, rule_id: str, body: RuleIn, state: StateDep) -> RulePublic:
+    """Change a rule."""
+    row = rulebook.update_rule(
+        state.engine, profile_id=profile_id, rule_id=rule_id, rule=body.rule, decision=body.decision
+    )
+    return RulePublic.model_validate(row, from_attributes=True)
+
+
+@router.delete("/profiles/{profile_id}/rules/{rule_id}", status_code=204, tags=["rules"])
+async def delete_rule(profile_id: str, rule_id: str, state: StateDep) -> None:
+    """Delete a rule."""
+    rulebook.delete_rule(state.engine, profile_id=profile_id, rule_id=rule_id)

@@ -1,0 +1,32 @@
+"""Shared state of the running app and the FastAPI dependencies that hand it out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.templating import Jinja2Templates
+from sqlalchemy.engine import Engine
+
+from app.services.eventlog import EventLog
+from app.services.manager import SessionManager
+from app.settings import Settings
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    engine: Engine
+    events: EventLog
+    manager: SessionManager
+    templates: Jinja2Templates
+    token: str
+
+
+def get_state(request: Request) -> AppState:
+    state: AppState = request.app.state.angelia
+    return state
+
+
+StateDep = Annotated[AppState, Depends(get_state)]

@@ -1,0 +1,194 @@
+"""HTML pages (Jinja2 + htmx). The same ``_event.html`` partial renders stored and live events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Header, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from pydantic import ValidationError
+
+from app.brains import available_backends, get_brain_class
+from app.brains.base import PERMISSION_MODES
+from app.errors import AppError, ConflictError
+from app.schemas import DecisionIn, MessageIn, ProfileCreate
+from app.services import store
+from app.services.permissions import permission_to_dict
+from app.web.deps import AppState, StateDep
+from app.web.render import fold_events, render_event
+from app.web.streaming import replay_then_follow
+
+router = APIRouter(include_in_schema=False)
+
+
+def _base_context(request: Request, state: AppState) -> dict[str, Any]:
+    sessions = store.list_sessions(state.engine, limit=30)
+    return {
+        "request": request,
+        "csrf_token": getattr(request.state, "csrf_token", ""),
+        "sidebar_sessions": [{"id": s.id, "title": s.title, "status": s.status} for s in sessions],
+        "pending_total": state.manager.permissions.pending_count(),
+    }
+
+
+def _index(
+    request: Request,
+    state: AppState,
+    *,
+    error: str | None = None,
+    form: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> HTMLResponse:
+    profiles = {p.id: p for p in store.list_profiles(state.engine)}
+    sessions = [
+        {
+            **s.model_dump(),
+            "profile_name": profiles[s.profile_id].name if s.profile_id in profiles else "",
+        }
+        for s in store.list_sessions(state.engine)
+    ]
+    context = _base_context(request, state) | {
+        "sessions": sessions,
+        "profiles": [p.model_dump() for p in profiles.values()],
+        "backends": sorted(available_backends()),
+        "permission_modes": list(PERMISSION_MODES),
+        "error": error,
+        "form": form or {},
+    }
+    return state.templates.TemplateResponse(request, "index.html", context, status_code=status_code)
+
+
+@router.get("/", response_class=HTMLResponse)
+async def index(request: Request, state: StateDep) -> HTMLResponse:
+    return _index(request, state)
+
+
+@router.post("/profiles", response_model=None)
+async def create_profile(
+    request: Request,
+    state: StateDep,
+    name: Annotated[str, Form()] = "",
+    backend: Annotated[str, Form()] = "",
+    cwd: Annotated[str, Form()] = "",
+    model: Annotated[str, Form()] = "",
+    permission_mode: Annotated[str, Form()] = "default",
+) -> Response:
+    form = {
+        "name": name,
+        "backend": backend,
+        "cwd": cwd,
+        "model": model,
+        "permission_mode": permission_mode,
+    }
+    try:
+        data = ProfileCreate.model_validate({**form, "model": model or None})
+    except ValidationError as exc:
+        return _index(request, state, error=_first_error(exc), form=form, status_code=422)
+    store.create_profile(state.engine, data=data)
+    return RedirectResponse("/", status_code=303)
+
+
+@router.post("/sessions", response_model=None)
+async def create_session(
+    request: Request,
+    state: StateDep,
+    profile_id: Annotated[str, Form()] = "",
+    title: Annotated[str, Form()] = "",
+) -> Response:
+    try:
+        chat = store.create_session(state.engine, profile_id=profile_id, title=title or None)
+    except AppError as exc:
+        return _index(request, state, error=exc.message, status_code=exc.status)
+    return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
+
+
+@router.get("/sessions/{session_id}", response_class=HTMLResponse)
+async def session_page(session_id: str, request: Request, state: StateDep) -> HTMLResponse:
+    chat = store.get_session(state.engine, session_id)
+    profile = store.get_profile(state.engine, chat.profile_id)
+    events = state.events.list(session_id)
+    try:
+        install_hint: str | None = get_brain_class(chat.backend).install_hint
+    except AppError:
+        install_hint = None
+    context = _base_context(request, state) | {
+        "session": chat.model_dump(),
+        "profile": profile.model_dump(),
+        "items": fold_events(events),
+        "last_seq": events[-1]["seq"] if events else 0,
+        "pending_count": state.manager.permissions.pending_count(session_id),
+        "install_hint": install_hint,
+    }
+    return state.templates.TemplateResponse(request, "session.html", context)
+
+
+@router.get("/sessions/{session_id}/live", response_class=EventSourceResponse)
+async def live(
+    session_id: str,
+    request: Request,
+    state: StateDep,
+    after: Annotated[int, Query(ge=0)] = 0,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> AsyncIterator[ServerSentEvent]:
+    """The page's stream: the same events as the API, rendered as HTML fragments."""
+    store.get_session(state.engine, session_id)
+    start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
+    async for event in replay_then_follow(state.events, session_id, start, request):
+        html = render_event(state.templates, event)
+        yield ServerSentEvent(id=str(event["seq"]), event=event["kind"], raw_data=html)
+
+
+@router.post("/sessions/{session_id}/messages", response_model=None)
+async def send_message(
+    session_id: str, state: StateDep, text: Annotated[str, Form()] = ""
+) -> Response:
+    try:
+        body = MessageIn(text=text)
+    except ValidationError as exc:
+        return Response(_first_error(exc), status_code=422, media_type="text/plain")
+    try:
+        await state.manager.send_message(session_id, body.text)
+    except AppError as exc:
+        # The error is also stored as an event, so the transcript shows it.
+        return Response(exc.message, status_code=exc.status, media_type="text/plain")
+    return Response(status_code=204)
+
+
+@router.post("/sessions/{session_id}/interrupt", response_model=None)
+async def interrupt(session_id: str, state: StateDep) -> Response:
+    await state.manager.interrupt(session_id)
+    return Response(status_code=204)
+
+
+@router.post("/permissions/{permission_id}/decision", response_class=HTMLResponse)
+async def decide(
+    permission_id: str,
+    request: Request,
+    state: StateDep,
+    decision: Annotated[str, Form()] = "",
+    message: Annotated[str, Form()] = "",
+) -> HTMLResponse:
+    notice = ""
+    try:
+        body = DecisionIn.model_validate({"decision": decision, "message": message or None})
+        perm = await state.manager.decide(permission_id, body.decision, body.message)
+    except ValidationError as exc:
+        perm = permission_to_dict(state.manager.permissions.get(permission_id))
+        notice = _first_error(exc)
+    except ConflictError as exc:
+        perm = permission_to_dict(state.manager.permissions.get(permission_id))
+        notice = exc.message
+    context = _base_context(request, state) | {
+        "perm": {**perm, "permission_id": perm["id"]},
+        "notice": notice,
+    }
+    return state.templates.TemplateResponse(request, "_permission_card.html", context)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "input"
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{field}: {msg}"

@@ -1,0 +1,200 @@
+"""Access control for a local app that can run shell commands.
+
+Checks, in order, for every HTTP request: the Host header names this server (DNS
+rebinding), a foreign Origin is refused whatever the credentials, then the token —
+as a bearer header, or the HttpOnly cookie that the printed ``/?token=…`` URL sets.
+Cookie-authenticated requests that change state must also prove they come from our own
+pages (same-origin Origin/Referer, or the CSRF header htmx sends).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.settings import Settings
+
+COOKIE_NAME = "angelia_token"
+PUBLIC_PATHS = ("/api/health",)
+PUBLIC_PREFIXES = ("/static/",)
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+]
+
+
+def load_or_create_token(settings: Settings) -> str:
+    """The token from settings/env, else the one kept in the data dir (made once)."""
+    if settings.token:
+        return settings.token
+    path: Path = settings.token_path
+    if path.exists():
+        stored = path.read_text().strip()
+        if stored:
+            return stored
+    token = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.write_text(token + "\n")
+    return token
+
+
+def csrf_token_for(token: str) -> str:
+    return hmac.new(token.encode(), b"angelia-csrf", hashlib.sha256).hexdigest()
+
+
+class SecurityMiddleware:
+    def __init__(self, app: ASGIApp, *, settings: Settings, token: str) -> None:
+        self.app = app
+        self.settings = settings
+        self.token = token
+        self.csrf = csrf_token_for(token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        path: str = scope["path"]
+        method: str = scope["method"]
+        host = headers.get("host", "")
+
+        if not self.settings.host_allowed(host):
+            await _plain(send, 403, "Forbidden: unknown Host header.")
+            return
+        origin = headers.get("origin")
+        if origin is not None and not _same_origin(origin, host):
+            await _plain(send, 403, "Forbidden: cross-origin request.")
+            return
+        if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
+            await self.app(scope, receive, _with_headers(send))
+            return
+
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        if method == "GET" and "token" in query:
+            await self._token_login(scope, send, query)
+            return
+
+        by_bearer = self._bearer_ok(headers.get("authorization", ""))
+        by_cookie = not by_bearer and self._matches(_cookie(headers, COOKIE_NAME))
+        if not (by_bearer or by_cookie):
+            await _unauthorized(send, path)
+            return
+        if by_cookie and method not in SAFE_METHODS and not self._csrf_ok(headers, host):
+            await _plain(send, 403, "Forbidden: missing same-origin proof (CSRF).")
+            return
+        scope.setdefault("state", {})["csrf_token"] = self.csrf
+        await self.app(scope, receive, _with_headers(send))
+
+    def _matches(self, candidate: str | None) -> bool:
+        return candidate is not None and hmac.compare_digest(
+            candidate.encode(), self.token.encode()
+        )
+
+    def _bearer_ok(self, auth: str) -> bool:
+        scheme, _, value = auth.partition(" ")
+        return scheme.lower() == "bearer" and self._matches(value.strip())
+
+    def _csrf_ok(self, headers: Headers, host: str) -> bool:
+        if headers.get("origin") is not None:
+            return True  # already checked to be same-origin
+        referer = headers.get("referer")
+        if referer and _same_origin(referer, host):
+            return True
+        sent = headers.get("x-csrf-token", "")
+        return hmac.compare_digest(sent.encode(), self.csrf.encode())
+
+    async def _token_login(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
+        if not self._matches(query.pop("token")):
+            await _plain(send, 401, "Unauthorized: that token is not valid for this server.")
+            return
+        location = scope["path"] + (("?" + urlencode(query)) if query else "")
+        cookie = f"{COOKIE_NAME}={self.token}; HttpOnly; SameSite=Strict; Path=/"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", location.encode()),
+                    (b"set-cookie", cookie.encode()),
+                    *SECURITY_HEADERS,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _same_origin(url: str, host: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
+
+
+def _cookie(headers: Headers, name: str) -> str | None:
+    for chunk in headers.get("cookie", "").split(";"):
+        key, _, value = chunk.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
+def _with_headers(send: Send) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            present = {k.lower() for k, _ in message.get("headers", [])}
+            extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
+            message["headers"] = list(message.get("headers", [])) + extra
+        await send(message)
+
+    return wrapped
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *SECURITY_HEADERS],
+        }
+    )
+    await send({"type": "http.response.body", "body": text.encode()})
+
+
+async def _unauthorized(send: Send, path: str) -> None:
+    if path.startswith("/api/"):
+        body = json.dumps(
+            {
+                "detail": "Unauthorized: send 'Authorization: Bearer <token>' or open the URL "
+                "printed by 'angelia serve'."
+            }
+        ).encode()
+        ctype = b"application/json"
+    else:
+        body = (
+            "Unauthorized. Open the URL that 'angelia serve' printed "
+            "(http://127.0.0.1:PORT/?token=…) to sign in."
+        ).encode()
+        ctype = b"text/plain; charset=utf-8"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [(b"content-type", ctype), *SECURITY_HEADERS],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

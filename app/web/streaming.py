@@ -1,0 +1,43 @@
+"""Replay-then-follow: the one generator behind every SSE stream.
+
+It subscribes before reading the stored events, so nothing appended in between is
+missed, and skips anything at or below the last sequence number it sent, so nothing
+is sent twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from starlette.requests import Request
+
+from app.services.eventlog import EventDict, EventLog
+
+REPLAY_BATCH = 500
+DISCONNECT_POLL_S = 5.0
+
+
+async def replay_then_follow(
+    events: EventLog, session_id: str, after: int, request: Request
+) -> AsyncIterator[EventDict]:
+    last = after
+    with events.subscribe(session_id) as sub:
+        while True:
+            batch = events.list(session_id, after=last, limit=REPLAY_BATCH)
+            for event in batch:
+                yield event
+                last = event["seq"]
+            if len(batch) < REPLAY_BATCH:
+                break
+        while not sub.overflowed:
+            try:
+                event = await asyncio.wait_for(sub.queue.get(), timeout=DISCONNECT_POLL_S)
+            except TimeoutError:
+                if await request.is_disconnected():
+                    return
+                continue
+            if event["seq"] <= last:
+                continue
+            yield event
+            last = event["seq"]

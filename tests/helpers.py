@@ -1,0 +1,81 @@
+"""Small helpers shared by the API, page and real-CLI tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+Event = dict[str, Any]
+
+
+async def wait_for_events(
+    client: httpx.AsyncClient,
+    session_id: str,
+    done: Callable[[list[Event]], bool],
+    *,
+    timeout: float = 30.0,
+) -> list[Event]:
+    """Poll the stored events until ``done(events)`` holds; fail with the events seen."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    events: list[Event] = []
+    while loop.time() < deadline:
+        r = await client.get(f"/api/sessions/{session_id}/events")
+        r.raise_for_status()
+        events = r.json()["events"]
+        if done(events):
+            return events
+        await asyncio.sleep(0.05)
+    kinds = [
+        (e["seq"], e["kind"], {k: e[k] for k in e if k in ("text", "message")}) for e in events
+    ]
+    raise AssertionError(f"timed out waiting for events; saw {kinds}")
+
+
+def count(kind: str, n: int = 1) -> Callable[[list[Event]], bool]:
+    return lambda events: sum(e["kind"] == kind for e in events) >= n
+
+
+def kinds(events: list[Event]) -> list[str]:
+    return [e["kind"] for e in events]
+
+
+async def read_sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    until: Callable[[list[Event]], bool],
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
+) -> list[Event]:
+    """Read an SSE stream, parse ``id``/``event``/``data`` frames, stop when ``until`` holds."""
+    frames: list[Event] = []
+
+    async def run() -> None:
+        async with client.stream("GET", url, headers=headers or {}) as resp:
+            assert resp.status_code == 200, resp.status_code
+            assert resp.headers["content-type"].startswith("text/event-stream")
+            frame: dict[str, str] = {}
+            async for line in resp.aiter_lines():
+                if line == "":
+                    if "data" in frame:
+                        data = json.loads(frame["data"])
+                        data["_sse_id"] = frame.get("id")
+                        data["_sse_event"] = frame.get("event")
+                        frames.append(data)
+                        if until(frames):
+                            return
+                    frame = {}
+                    continue
+                if line.startswith(":"):
+                    continue
+                key, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                frame[key] = frame[key] + "\n" + value if key in frame else value
+
+    await asyncio.wait_for(run(), timeout=timeout)
+    return frames
