@@ -79,3 +79,14 @@ async def read_sse(
 
     await asyncio.wait_for(run(), timeout=timeout)
     return frames
+
+
+async def send(client: httpx.AsyncClient, session_id: str, text: str) -> None:
+    """Send a message that must be taken at once (not queued behind an approval)."""
+    r = await client.post(f"/api/sessions/{session_id}/messages", json={"text": text})
+    assert r.status_code == 202, r.text
+    assert r.json()["queued"] is False, r.json()
+
+
+def of_kind(events: list[Event], kind: str) -> list[Event]:
+    return [e for e in events if e["kind"] == kind]

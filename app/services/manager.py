@@ -172,12 +172,16 @@ class SessionManager:
                 "bypassPermissions runs every tool without asking; confirm to switch to it",
             )
         live = self._live.get(session_id)
+        previous = store.get_session(self._engine, session_id).permission_mode
+        # Recorded before the backend is told, so its own echo of the change (which may
+        # arrive before the control reply) is recognised as the same switch.
+        store.update_session(self._engine, session_id, permission_mode=mode)
         if live is not None:
             try:
                 await live.brain.set_permission_mode(mode)
-            except NotImplementedError as exc:
+            except (NotImplementedError, AppError) as exc:
+                store.update_session(self._engine, session_id, permission_mode=previous)
                 raise ValidationFailed("mode", str(exc)) from exc
-        store.update_session(self._engine, session_id, permission_mode=mode)
         self.events.append(session_id, "mode_changed", {"mode": mode, "source": "user"})
 
     async def stop_brain(self, session_id: str) -> None:
@@ -270,8 +274,12 @@ class SessionManager:
         elif isinstance(event, BrainExited):
             self._exited(session_id, live, event)
         elif isinstance(event, ModeChanged):
-            store.update_session(self._engine, session_id, permission_mode=event.mode)
-            self.events.append(session_id, event.kind, {"mode": event.mode, "source": "backend"})
+            chat = store.get_session(self._engine, session_id)
+            if chat.permission_mode != event.mode:
+                store.update_session(self._engine, session_id, permission_mode=event.mode)
+                self.events.append(
+                    session_id, event.kind, {"mode": event.mode, "source": "backend"}
+                )
         elif isinstance(event, BrainError):
             payload = event.payload()
             payload.pop("fatal", None)
@@ -294,12 +302,12 @@ class SessionManager:
         store.update_session(
             self._engine,
             session_id,
-            status="live",
             turns=chat.turns + 1,
             cost_usd=chat.cost_usd + (turn_cost or 0.0),
             input_tokens=chat.input_tokens + int(usage.get("input_tokens") or 0),
             output_tokens=chat.output_tokens + int(usage.get("output_tokens") or 0),
         )
+        self._set_status(session_id, "live")
 
     def _exited(self, session_id: str, live: LiveBrain, event: BrainExited) -> None:
         self.permissions.close_pending(

@@ -17,7 +17,7 @@ from app.schemas import DecisionIn, MessageIn, ProfileCreate
 from app.services import store
 from app.services.permissions import permission_to_dict
 from app.web.deps import AppState, StateDep
-from app.web.render import fold_events, render_event
+from app.web.render import fold_events, render_event, sse_event_name
 from app.web.streaming import replay_then_follow
 
 router = APIRouter(include_in_schema=False)
@@ -109,10 +109,7 @@ async def session_page(session_id: str, request: Request, state: StateDep) -> HT
     chat = store.get_session(state.engine, session_id)
     profile = store.get_profile(state.engine, chat.profile_id)
     events = state.events.list(session_id)
-    try:
-        install_hint: str | None = get_brain_class(chat.backend).install_hint
-    except AppError:
-        install_hint = None
+    install_hint = _install_hint(chat.backend)
     context = _base_context(request, state) | {
         "session": chat.model_dump(),
         "profile": profile.model_dump(),
@@ -133,11 +130,14 @@ async def live(
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> AsyncIterator[ServerSentEvent]:
     """The page's stream: the same events as the API, rendered as HTML fragments."""
-    store.get_session(state.engine, session_id)
+    chat = store.get_session(state.engine, session_id)
+    install_hint = _install_hint(chat.backend)
     start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
     async for event in replay_then_follow(state.events, session_id, start, request):
-        html = render_event(state.templates, event)
-        yield ServerSentEvent(id=str(event["seq"]), event=event["kind"], raw_data=html)
+        html = render_event(state.templates, event, install_hint=install_hint)
+        yield ServerSentEvent(
+            id=str(event["seq"]), event=sse_event_name(event["kind"]), raw_data=html
+        )
 
 
 @router.post("/sessions/{session_id}/messages", response_model=None)
@@ -185,6 +185,13 @@ async def decide(
         "notice": notice,
     }
     return state.templates.TemplateResponse(request, "_permission_card.html", context)
+
+
+def _install_hint(backend: str) -> str | None:
+    try:
+        return get_brain_class(backend).install_hint
+    except AppError:
+        return None
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.fakes.fake_model_server import FakeModelServer, start_fake_model_server
@@ -85,3 +86,35 @@ def claude_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
         # Fail fast instead of retrying with backoff when the fake answers with an error.
         "CLAUDE_CODE_MAX_RETRIES": "0",
     }
+
+
+@pytest.fixture
+async def claude_profile(
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    claude_bin: Path,
+    claude_env: dict[str, str],
+) -> dict[str, Any]:
+    """An Angelia profile that runs the real ``claude`` against ``fake_model``."""
+    r = await client.post(
+        "/api/profiles",
+        json={
+            "name": "real claude",
+            "backend": "claude",
+            "cwd": str(project_dir),
+            "command": [str(claude_bin)],
+            "env": claude_env,
+        },
+    )
+    assert r.status_code == 201, r.text
+    profile: dict[str, Any] = r.json()
+    return profile
+
+
+@pytest.fixture
+async def claude_session(client: httpx.AsyncClient, claude_profile: dict[str, Any]) -> str:
+    """A fresh chat session of ``claude_profile``; its CLI starts on the first message."""
+    r = await client.post("/api/sessions", json={"profile_id": claude_profile["id"]})
+    assert r.status_code == 201, r.text
+    session_id: str = r.json()["id"]
+    return session_id

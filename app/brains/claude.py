@@ -1,0 +1,352 @@
+"""Claude Code over stream-json: one long-lived ``claude`` process per chat session.
+
+The process reads user messages and control frames on stdin and stays up between turns;
+permission prompts arrive as ``can_use_tool`` control requests because it runs with
+``--permission-prompt-tool stdio``. A session is pinned with ``--session-id`` on the
+first start and continued with ``--resume`` after that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.brains import register
+from app.brains.base import Brain, BrainConfig, BrainFacts, Capability, PermissionAnswer
+from app.brains.claude_protocol import (
+    ClaudeStreamParser,
+    ControlReply,
+    Outgoing,
+    Parsed,
+    PermissionPrompt,
+    SessionReported,
+    allow_response,
+    deny_response,
+    initialize_request,
+    interrupt_request,
+    new_request_id,
+    set_permission_mode_request,
+    user_message,
+)
+from app.brains.events import (
+    BackendSession,
+    BrainError,
+    BrainExited,
+    JsonDict,
+    PermissionCancelled,
+    TurnEnded,
+)
+from app.errors import BrainError as BrainFailure
+from app.errors import BrainStartError, ProtocolError, ValidationFailed
+from app.transport import AgentProcess, ProcessNotRunningError, build_env
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ClaudeBrain"]
+
+DEFAULT_DENY_MESSAGE = "The user denied this tool call."
+
+
+@dataclass
+class _Pending:
+    tool: str
+    input: JsonDict
+    suggestions: tuple[JsonDict, ...]
+
+
+@register
+class ClaudeBrain(Brain):
+    """Claude Code CLI driven through its stream-json and control protocol."""
+
+    name = "claude"
+    label = "Claude Code"
+    executable = "claude"
+    install_hint = "npm i -g @anthropic-ai/claude-code"
+    instructions_file = "CLAUDE.md"
+    facts = BrainFacts(
+        resume="Started with --session-id=<uuid>, continued later with --resume=<uuid>; "
+        "Claude Code keeps the transcript under ~/.claude/projects for the working directory.",
+        permission_prompt="--permission-prompt-tool stdio: the CLI sends a can_use_tool "
+        "control request on stdout and waits for the allow/deny answer on stdin.",
+        process_lifetime="One process per chat session serving many turns; stdin stays "
+        "open and the CLI idles between turns.",
+    )
+    capabilities = frozenset(
+        {
+            Capability.DENY_SINGLE_TOOL,
+            Capability.PER_SESSION_MCP,
+            Capability.PERMISSION_PROMPTS,
+            Capability.RESUME,
+            Capability.SET_MODE_MID_SESSION,
+            Capability.INTERRUPT,
+            Capability.FORK,
+        }
+    )
+
+    ready_timeout: float = 60.0
+    control_timeout: float = 10.0
+    close_timeout: float = 5.0
+
+    def __init__(self, config: BrainConfig) -> None:
+        super().__init__(config)
+        self._process = AgentProcess(name=self.label, install_hint=self.install_hint)
+        self._parser = ClaudeStreamParser()
+        self._reader: asyncio.Task[None] | None = None
+        self._replies: dict[str, asyncio.Future[ControlReply]] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._answered: set[str] = set()
+        self._started = False
+        self._stopping = False
+        self._turns_in_flight = 0
+        self._saw_init = False
+        self._last_errors: tuple[str, ...] = ()
+        # The id this process runs under; for a resumed session the app already knows it.
+        self._session_id = config.backend_session_id or str(uuid.uuid4())
+        self._announced = config.backend_session_id
+
+    # -- properties ------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    @property
+    def backend_session_id(self) -> str:
+        """The Claude Code session id this process uses (or the last one it reported)."""
+        return self._session_id
+
+    def build_argv(self) -> list[str]:
+        """The command line for this session's ``claude`` process."""
+        c = self.config
+        argv = [*(c.command or (self.executable,))]
+        argv += ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
+        argv += ["--include-partial-messages", "--permission-prompt-tool", "stdio"]
+        argv += ["--permission-mode", c.permission_mode]
+        if c.model:
+            argv += ["--model", c.model]
+        if c.reasoning_effort:
+            argv += ["--effort", c.reasoning_effort]
+        if c.allowed_tools:
+            argv += ["--allowedTools", ",".join(c.allowed_tools)]
+        if c.disallowed_tools:
+            argv += ["--disallowedTools", ",".join(c.disallowed_tools)]
+        if c.mcp_servers:
+            argv += ["--mcp-config", json.dumps({"mcpServers": c.mcp_servers})]
+            argv.append("--strict-mcp-config")
+        # Equals form: the CLI declares these with optional values (see the SDK's argv).
+        if c.backend_session_id:
+            argv.append(f"--resume={c.backend_session_id}")
+            if c.fork:
+                argv.append("--fork-session")
+        else:
+            argv.append(f"--session-id={self._session_id}")
+        return argv
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def start(self) -> None:
+        """Spawn ``claude`` and wait until it answers the ``initialize`` request.
+
+        Raises:
+            AgentNotFoundError: ``claude`` (or the profile's command) is not installed.
+            BrainStartError: The CLI exited or did not answer before it was ready.
+        """
+        if self._started:
+            return
+        self._started = True
+        env = build_env(os.environ, self.config.env)
+        await self._process.start(self.build_argv(), cwd=self.config.cwd, env=env)
+        self._reader = asyncio.create_task(self._read_loop())
+        try:
+            reply = await self._control(initialize_request, timeout=self.ready_timeout)
+        except ProcessNotRunningError:
+            await asyncio.shield(self._reader)
+            raise BrainStartError(
+                self._exit_message(), detail=self._process.stderr_tail()
+            ) from None
+        except ProtocolError as exc:
+            await self.stop()
+            raise BrainStartError(exc.message, detail=self._process.stderr_tail()) from None
+        if not reply.ok:
+            # Still a live CLI speaking the protocol; stdio permission prompts work without.
+            log.warning("Claude Code refused initialize: %s", reply.error)
+
+    async def send(self, text: str) -> None:
+        self._turns_in_flight += 1
+        try:
+            await self._process.write_json(user_message(text))
+        except ProcessNotRunningError:
+            self._turns_in_flight -= 1
+            raise BrainFailure(
+                "Claude Code is not running; send the message again to restart it."
+            ) from None
+
+    async def interrupt(self) -> None:
+        """Ask the CLI to stop the current turn; a no-op when the process is gone."""
+        if not self._process.running:
+            return
+        try:
+            reply = await self._control(interrupt_request)
+        except ProcessNotRunningError:
+            return
+        if not reply.ok:
+            raise BrainFailure(f"Claude Code could not interrupt the turn: {reply.error}")
+
+    async def set_permission_mode(self, mode: str) -> None:
+        if mode not in self.permission_modes:
+            raise ValidationFailed("mode", f"must be one of {', '.join(self.permission_modes)}")
+        reply = await self._control(lambda rid: set_permission_mode_request(rid, mode))
+        if not reply.ok:
+            raise BrainFailure(f"Claude Code refused permission mode {mode!r}: {reply.error}")
+
+    async def stop(self) -> None:
+        """Close stdin, give the CLI ``close_timeout`` s to exit, then kill its group."""
+        self._stopping = True
+        if self._reader is None:
+            self._close_events()
+            return
+        await self._process.close(self.close_timeout)
+        await asyncio.shield(self._reader)
+
+    async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:
+        """Send the answer to one ``can_use_tool`` request.
+
+        Exactly once per request: a repeated answer, an unknown id and a request the
+        CLI has withdrawn are ignored quietly, because the CLI must never see two
+        answers and the services layer already reports duplicate decisions to the user.
+        """
+        pending = self._pending.pop(request_id, None)
+        if pending is None:
+            level = logging.DEBUG if request_id in self._answered else logging.INFO
+            log.log(level, "ignoring an answer to unknown permission request %s", request_id)
+            return
+        self._answered.add(request_id)
+        if answer.choice in ("allow_once", "allow_always"):
+            # "Always" is remembered as an app rule, not as a CLI session rule: the CLI
+            # would then run later matching calls without asking, and they would be
+            # missing from the audit log.
+            frame = allow_response(request_id, answer.updated_input or pending.input, None)
+        elif answer.choice == "cancelled":
+            frame = deny_response(request_id, answer.message or "cancelled")
+        else:
+            frame = deny_response(
+                request_id,
+                answer.message or DEFAULT_DENY_MESSAGE,
+                interrupt=answer.choice == "deny_stop",
+            )
+        try:
+            await self._process.write_json(frame)
+        except ProcessNotRunningError:
+            log.info("Claude Code exited before permission request %s was answered", request_id)
+
+    # -- control requests ----------------------------------------------------------------
+    async def _control(
+        self, build: Callable[[str], JsonDict], *, timeout: float | None = None
+    ) -> ControlReply:
+        request_id = new_request_id()
+        frame = build(request_id)
+        future: asyncio.Future[ControlReply] = asyncio.get_running_loop().create_future()
+        self._replies[request_id] = future
+        try:
+            await self._process.write_json(frame)
+            return await asyncio.wait_for(future, timeout or self.control_timeout)
+        except TimeoutError:
+            subtype = frame["request"]["subtype"]
+            raise ProtocolError(
+                f"Claude Code did not answer the {subtype} request within "
+                f"{timeout or self.control_timeout:g} s."
+            ) from None
+        finally:
+            self._replies.pop(request_id, None)
+
+    # -- reading -----------------------------------------------------------------------
+    async def _read_loop(self) -> None:
+        try:
+            async for message in self._process.messages():
+                try:
+                    items = self._parser.parse(message)
+                except Exception:
+                    log.exception("could not parse a Claude Code message: %.200r", message)
+                    continue
+                for item in items:
+                    await self._handle(item)
+        except Exception:
+            log.exception("reading from Claude Code failed; stopping it")
+        # stdout is closed: the process is exiting or useless, so make sure it is gone.
+        code = await self._process.close(self.close_timeout)
+        self._exited(code)
+
+    async def _handle(self, item: Parsed) -> None:
+        if isinstance(item, ControlReply):
+            future = self._replies.get(item.request_id)
+            if future is not None and not future.done():
+                future.set_result(item)
+        elif isinstance(item, Outgoing):
+            try:
+                await self._process.write_json(item.message)
+            except ProcessNotRunningError:
+                log.debug("Claude Code exited before a control reply could be sent")
+        elif isinstance(item, PermissionPrompt):
+            asked = item.event
+            self._pending[asked.request_id] = _Pending(asked.tool, asked.input, item.suggestions)
+            self._emit(asked)
+        elif isinstance(item, SessionReported):
+            self._saw_init = self._saw_init or item.source == "init"
+            self._session_id = item.session_id
+        elif isinstance(item, PermissionCancelled):
+            # Only prompts still waiting for the user; the CLI wants no reply to a cancel.
+            if self._pending.pop(item.request_id, None) is not None:
+                self._emit(item)
+        elif isinstance(item, TurnEnded):
+            self._turn_ended(item)
+        else:
+            self._emit(item)
+
+    def _turn_ended(self, event: TurnEnded) -> None:
+        self._turns_in_flight = max(self._turns_in_flight - 1, 0)
+        self._last_errors = event.errors if event.is_error else ()
+        # A result without any init means the CLI never took the turn up (e.g. a failed
+        # resume), so the id it reports names no stored conversation.
+        took_turn = self._saw_init or not event.is_error
+        if took_turn and self._session_id != self._announced:
+            self._announced = self._session_id
+            self._emit(BackendSession(backend_session_id=self._session_id))
+        self._emit(event)
+
+    def _exited(self, code: int | None) -> None:
+        for future in self._replies.values():
+            if not future.done():
+                future.set_exception(ProcessNotRunningError("Claude Code exited."))
+        self._pending.clear()
+        tail = self._process.stderr_tail()
+        mid_turn = self._turns_in_flight > 0
+        expected = self._stopping or (code == 0 and not mid_turn)
+        if not expected:
+            self._emit(BrainError(message=self._exit_message(), detail=tail, fatal=True))
+        self._emit(BrainExited(exit_code=code, expected=expected, stderr_tail=tail))
+        self._close_events()
+
+    def _exit_message(self) -> str:
+        code = self._process.returncode
+        if code is None:
+            how = "stopped"
+        elif code < 0:
+            how = f"was killed by {_signal_name(-code)}"
+        else:
+            how = f"exited with code {code}"
+        when = " in the middle of a turn" if self._turns_in_flight > 0 else ""
+        message = f"Claude Code {how}{when}."
+        if self._last_errors:
+            message += " " + "; ".join(self._last_errors)
+        return message
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

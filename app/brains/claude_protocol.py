@@ -1,0 +1,414 @@
+"""Claude Code's stream-json and control protocol: wire builders and a line parser.
+
+The CLI writes one JSON object per line (``system``, ``stream_event``, ``assistant``,
+``user``, ``result``, ``control_request``, ``control_response``,
+``control_cancel_request``) and reads user messages and control frames on stdin. This
+module turns each stdout object into app events (``app.brains.events``) or small
+protocol objects the brain acts on; camelCase wire names stay in here.
+
+Wire reference: the Claude Agent SDK (``_internal/query.py``,
+``_internal/message_parser.py``) and the CLI's own output.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.brains.events import (
+    AssistantText,
+    BrainEvent,
+    JsonDict,
+    ModeChanged,
+    PermissionAsked,
+    PermissionCancelled,
+    PermissionOption,
+    SessionInfo,
+    TextDelta,
+    Thought,
+    ToolCall,
+    ToolResult,
+    TurnEnded,
+)
+
+__all__ = [
+    "ControlReply",
+    "ClaudeStreamParser",
+    "Outgoing",
+    "Parsed",
+    "PermissionPrompt",
+    "SessionReported",
+    "allow_response",
+    "control_error",
+    "control_request",
+    "control_success",
+    "deny_response",
+    "initialize_request",
+    "interrupt_request",
+    "new_request_id",
+    "set_permission_mode_request",
+    "tool_kind",
+    "tool_title",
+    "user_message",
+]
+
+PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption("allow_once", "Allow once", "allow_once"),
+    PermissionOption("allow_always", "Always allow", "allow_always"),
+    PermissionOption("deny", "Deny", "deny"),
+    PermissionOption("deny_stop", "Deny and stop", "deny_stop"),
+)
+
+_TOOL_KINDS: dict[str, str] = {
+    **dict.fromkeys(("Read",), "read"),
+    **dict.fromkeys(("Glob", "Grep"), "search"),
+    **dict.fromkeys(("Edit", "Write", "MultiEdit", "NotebookEdit"), "edit"),
+    **dict.fromkeys(("Bash",), "execute"),
+    **dict.fromkeys(("WebFetch", "WebSearch"), "fetch"),
+}
+_TITLE_KEYS = ("command", "file_path", "notebook_path", "pattern", "url", "query", "description")
+_TITLE_CHARS = 120
+
+_counter = itertools.count(1)
+
+
+# -- protocol objects the brain acts on ----------------------------------------------
+@dataclass(frozen=True)
+class ControlReply:
+    """The CLI's answer to a control request the host sent."""
+
+    request_id: str
+    ok: bool
+    response: JsonDict
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """A frame the host must write back at once (e.g. the answer to a hook callback)."""
+
+    message: JsonDict
+
+
+@dataclass(frozen=True)
+class PermissionPrompt:
+    """A ``can_use_tool`` request: the event to show plus what an answer needs later."""
+
+    event: PermissionAsked
+    suggestions: tuple[JsonDict, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionReported:
+    """The CLI named its session id on a ``system/init`` or ``result`` line."""
+
+    session_id: str
+    source: Literal["init", "result"]
+
+
+Parsed = BrainEvent | ControlReply | Outgoing | PermissionPrompt | SessionReported
+
+
+# -- builders ------------------------------------------------------------------------
+def new_request_id() -> str:
+    """A request id unique among the host's in-flight requests (the SDK's format)."""
+    return f"req_{next(_counter)}_{secrets.token_hex(4)}"
+
+
+def user_message(text: str) -> JsonDict:
+    # The CLI does not route on session_id; it keeps its own.
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "parent_tool_use_id": None,
+        "session_id": "",
+    }
+
+
+def control_request(request_id: str, subtype: str, **fields: Any) -> JsonDict:
+    return {
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": subtype, **fields},
+    }
+
+
+def initialize_request(request_id: str) -> JsonDict:
+    return control_request(request_id, "initialize", hooks=None)
+
+
+def interrupt_request(request_id: str) -> JsonDict:
+    return control_request(request_id, "interrupt")
+
+
+def set_permission_mode_request(request_id: str, mode: str) -> JsonDict:
+    return control_request(request_id, "set_permission_mode", mode=mode)
+
+
+def control_success(request_id: str, response: JsonDict | None = None) -> JsonDict:
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": response or {}},
+    }
+
+
+def control_error(request_id: str, error: str) -> JsonDict:
+    return {
+        "type": "control_response",
+        "response": {"subtype": "error", "request_id": request_id, "error": error},
+    }
+
+
+def allow_response(
+    request_id: str, updated_input: JsonDict, updated_permissions: list[JsonDict] | None = None
+) -> JsonDict:
+    # updatedInput is always sent, unchanged input included, as the SDK does.
+    body: JsonDict = {"behavior": "allow", "updatedInput": updated_input}
+    if updated_permissions:
+        body["updatedPermissions"] = updated_permissions
+    return control_success(request_id, body)
+
+
+def deny_response(request_id: str, message: str, *, interrupt: bool = False) -> JsonDict:
+    body: JsonDict = {"behavior": "deny", "message": message}
+    if interrupt:
+        body["interrupt"] = True
+    return control_success(request_id, body)
+
+
+# -- tool presentation ---------------------------------------------------------------
+def tool_kind(tool: str) -> str:
+    return _TOOL_KINDS.get(tool, "other")
+
+
+def tool_title(tool: str, tool_input: JsonDict) -> str:
+    """A short human title: the command, path, pattern or URL the tool works on."""
+    for key in _TITLE_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return _shorten(value)
+    return tool
+
+
+def _shorten(text: str) -> str:
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > _TITLE_CHARS or len(lines) > 1:
+        return first[:_TITLE_CHARS].rstrip() + "…"
+    return first
+
+
+# -- parsing ---------------------------------------------------------------------------
+class ClaudeStreamParser:
+    """Turns stdout objects into ``Parsed`` items; keeps the little state that needs.
+
+    Never raises on odd shapes: a field of the wrong type is treated as missing.
+    """
+
+    def __init__(self) -> None:
+        # Deltas carry no message id; it comes from the stream's message_start.
+        self._stream_message_id = ""
+        self._handlers: dict[str, Callable[[JsonDict], list[Parsed]]] = {
+            "stream_event": self._stream_event,
+            "assistant": self._assistant,
+            "user": self._user,
+            "result": self._result,
+            "system": self._system,
+            "control_request": self._control_request,
+            "control_response": self._control_response,
+            "control_cancel_request": self._control_cancel,
+        }
+
+    def parse(self, message: JsonDict) -> list[Parsed]:
+        """The items one stdout object stands for; unknown types give none."""
+        handler = self._handlers.get(_str(message.get("type")))
+        return handler(message) if handler is not None else []
+
+    def _stream_event(self, message: JsonDict) -> list[Parsed]:
+        # Subagent streams interleave with the main one; their text arrives whole later.
+        if message.get("parent_tool_use_id"):
+            return []
+        event = _dict(message.get("event"))
+        etype = event.get("type")
+        if etype == "message_start":
+            self._stream_message_id = _str(_dict(event.get("message")).get("id"))
+        elif etype == "content_block_delta":
+            delta = _dict(event.get("delta"))
+            text = _str(delta.get("text"))
+            if delta.get("type") == "text_delta" and text:
+                return [TextDelta(text=text, message_id=self._stream_message_id)]
+        return []
+
+    def _assistant(self, message: JsonDict) -> list[Parsed]:
+        body = _dict(message.get("message"))
+        message_id = _str(body.get("id"))
+        out: list[Parsed] = []
+        for block in _blocks(body.get("content")):
+            btype = block.get("type")
+            if btype == "text" and (text := _str(block.get("text"))):
+                out.append(AssistantText(text=text, message_id=message_id))
+            elif btype == "thinking" and (text := _str(block.get("thinking"))):
+                out.append(Thought(text=text, message_id=message_id))
+            elif btype in ("tool_use", "server_tool_use"):
+                name = _str(block.get("name")) or "tool"
+                tool_input = _dict(block.get("input"))
+                out.append(
+                    ToolCall(
+                        tool_call_id=_str(block.get("id")),
+                        tool=name,
+                        title=tool_title(name, tool_input),
+                        input=tool_input,
+                        tool_kind=tool_kind(name),
+                    )
+                )
+        return out
+
+    def _user(self, message: JsonDict) -> list[Parsed]:
+        out: list[Parsed] = []
+        for block in _blocks(_dict(message.get("message")).get("content")):
+            if block.get("type") == "tool_result":
+                out.append(
+                    ToolResult(
+                        tool_call_id=_str(block.get("tool_use_id")),
+                        output=_result_text(block.get("content")),
+                        is_error=block.get("is_error") is True,
+                    )
+                )
+        return out
+
+    def _result(self, message: JsonDict) -> list[Parsed]:
+        out: list[Parsed] = []
+        if session_id := _str(message.get("session_id")):
+            out.append(SessionReported(session_id, "result"))
+        cost = _number(message.get("total_cost_usd"))
+        duration = _number(message.get("duration_ms"))
+        stop = _str(message.get("subtype")) or _str(message.get("terminal_reason")) or "unknown"
+        out.append(
+            TurnEnded(
+                stop_reason=stop,
+                is_error=message.get("is_error") is True,
+                cost_usd=None if cost is None else float(cost),
+                duration_ms=None if duration is None else int(duration),
+                usage=_dict(message.get("usage")),
+                result=_str(message.get("result")),
+                errors=tuple(str(e) for e in _list(message.get("errors"))),
+            )
+        )
+        return out
+
+    def _system(self, message: JsonDict) -> list[Parsed]:
+        subtype = message.get("subtype")
+        if subtype == "init":
+            out: list[Parsed] = []
+            if session_id := _str(message.get("session_id")):
+                out.append(SessionReported(session_id, "init"))
+            out.append(
+                SessionInfo(
+                    model=_str(message.get("model")),
+                    permission_mode=_str(message.get("permissionMode")),
+                    api_key_source=_str(message.get("apiKeySource")),
+                    cli_version=_str(message.get("claude_code_version")),
+                    tools=_names(message.get("tools")),
+                    slash_commands=_names(message.get("slash_commands")),
+                )
+            )
+            return out
+        if subtype == "status" and (mode := _str(message.get("permissionMode"))):
+            return [ModeChanged(mode=mode)]
+        return []
+
+    def _control_request(self, message: JsonDict) -> list[Parsed]:
+        request_id = _str(message.get("request_id"))
+        request = _dict(message.get("request"))
+        subtype = _str(request.get("subtype"))
+        if not request_id:
+            return []
+        if subtype == "can_use_tool":
+            return [_permission_prompt(request_id, request)]
+        if subtype == "hook_callback":
+            # No hooks are registered; "{}" means no opinion, so the CLI carries on.
+            return [Outgoing(control_success(request_id, {}))]
+        return [Outgoing(control_error(request_id, f"Unsupported control request: {subtype}"))]
+
+    def _control_cancel(self, message: JsonDict) -> list[Parsed]:
+        request_id = _str(message.get("request_id"))
+        return [PermissionCancelled(request_id)] if request_id else []
+
+    def _control_response(self, message: JsonDict) -> list[Parsed]:
+        response = _dict(message.get("response"))
+        request_id = _str(response.get("request_id"))
+        if not request_id:
+            return []
+        ok = response.get("subtype") == "success"
+        return [
+            ControlReply(
+                request_id=request_id,
+                ok=ok,
+                response=_dict(response.get("response")),
+                error="" if ok else _str(response.get("error")) or "unknown error",
+            )
+        ]
+
+
+def _permission_prompt(request_id: str, request: JsonDict) -> PermissionPrompt:
+    tool = _str(request.get("tool_name")) or "tool"
+    tool_input = _dict(request.get("input"))
+    options = PERMISSION_OPTIONS
+    if request.get("suppress_always_allow_rule") is True:
+        options = tuple(o for o in options if o.choice != "allow_always")
+    title = _str(request.get("title")) or _str(request.get("description"))
+    event = PermissionAsked(
+        request_id=request_id,
+        tool=tool,
+        input=tool_input,
+        options=options,
+        tool_call_id=_str(request.get("tool_use_id")),
+        title=title or tool_title(tool, tool_input),
+        reason=_str(request.get("decision_reason")),
+        blocked_path=_str(request.get("blocked_path")),
+    )
+    suggestions = tuple(
+        s for s in _list(request.get("permission_suggestions")) if isinstance(s, dict)
+    )
+    return PermissionPrompt(event=event, suggestions=suggestions)
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in _blocks(content):
+        if block.get("type") == "text":
+            parts.append(_str(block.get("text")))
+        elif block.get("type") == "image":
+            parts.append("[image]")
+    return "\n".join(parts)
+
+
+def _blocks(content: Any) -> list[JsonDict]:
+    return [b for b in _list(content) if isinstance(b, dict)]
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in _list(value) if isinstance(v, str))
+
+
+def _dict(value: Any) -> JsonDict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return None

@@ -1,0 +1,112 @@
+"""NDJSON framing for agent stdout: raw chunks in, complete lines out, JSON objects parsed.
+
+Agent CLIs write one JSON object per line, but a single line can be many megabytes (a
+tool result with an image, a large file read), and chunks from the pipe split lines
+anywhere, including inside a multi-byte UTF-8 sequence. ``asyncio.StreamReader.readline``
+gives up at 64 KiB and the Claude Agent SDK's reader at 1 MiB
+(anthropics/claude-agent-sdk-python#98), so the transport frames lines itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "LineFramer", "parse_json_line"]
+
+# Far above anything a CLI legitimately writes; only stops a runaway child from
+# growing the buffer until the app runs out of memory.
+DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024
+
+_PREVIEW_CHARS = 200
+
+
+class LineFramer:
+    """Split a byte stream into ``\\n``-terminated lines (terminator removed).
+
+    Only the newly pushed chunk is scanned for newlines, so a line that arrives in
+    thousands of chunks costs linear time. A line longer than ``max_line_bytes`` is
+    dropped (and counted in ``dropped_lines``) instead of being buffered without bound.
+    """
+
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        if max_line_bytes <= 0:
+            raise ValueError("max_line_bytes must be positive")
+        self.max_line_bytes = max_line_bytes
+        self.dropped_lines = 0
+        self._pending = bytearray()
+        self._discarding = False
+
+    def push(self, chunk: bytes) -> list[bytes]:
+        """Add ``chunk``; return the lines it completed, in order."""
+        lines: list[bytes] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            piece = chunk[start:end]
+            start = end + 1
+            if self._discarding:
+                self._discarding = False
+                continue
+            if len(self._pending) + len(piece) > self.max_line_bytes:
+                self._drop(len(self._pending) + len(piece))
+                continue
+            if self._pending:
+                self._pending += piece
+                lines.append(bytes(self._pending))
+                self._pending.clear()
+            else:
+                lines.append(piece)
+        rest = chunk[start:]
+        if rest and not self._discarding:
+            if len(self._pending) + len(rest) > self.max_line_bytes:
+                self._drop(len(self._pending) + len(rest))
+                self._discarding = True
+            else:
+                self._pending += rest
+        return lines
+
+    def flush(self) -> bytes | None:
+        """Return the unterminated last line at end of stream, if there is one."""
+        self._discarding = False
+        if not self._pending:
+            return None
+        line = bytes(self._pending)
+        self._pending.clear()
+        return line
+
+    def _drop(self, size: int) -> None:
+        self.dropped_lines += 1
+        self._pending.clear()
+        log.warning(
+            "dropping an output line of more than %d bytes (limit %d)", size, self.max_line_bytes
+        )
+
+
+def parse_json_line(line: bytes) -> dict[str, Any] | None:
+    """Parse one framed line into a JSON object, or return None to skip it.
+
+    Blank lines and lines that do not start with ``{`` are skipped silently; some CLI
+    builds print debug noise such as ``[SandboxDebug] ...`` to stdout
+    (anthropics/claude-agent-sdk-python#347), and the caller decides whether to log it.
+    A line that starts with ``{`` but is not valid JSON is logged and skipped: one bad
+    line must not take down the reader for the whole session.
+    """
+    text = line.decode("utf-8", errors="replace").strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        log.warning("skipping corrupt JSON line (%s): %s", exc, _preview(text))
+        return None
+    if not isinstance(value, dict):
+        log.warning("skipping a JSON line that is not an object: %s", _preview(text))
+        return None
+    return value
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS] + "…"

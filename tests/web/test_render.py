@@ -1,0 +1,586 @@
+"""Markdown sanitizing, event folding and the event/page templates."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+from fastapi.templating import Jinja2Templates
+
+from app.web.render import (
+    EVENT_KINDS,
+    SSE_SWAP_EVENTS,
+    decision_text,
+    fold_events,
+    format_cost,
+    format_duration,
+    format_tokens,
+    make_templates,
+    markdown_to_html,
+    render_event,
+    sse_event_name,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def templates() -> Jinja2Templates:
+    return make_templates(ROOT / "templates")
+
+
+def ev(seq: int, kind: str, **payload: Any) -> dict[str, Any]:
+    return {"seq": seq, "session_id": "s1", "kind": kind, "at": "2026-12-02T14:00:00Z", **payload}
+
+
+def sample_events(text: str = "hello") -> list[dict[str, Any]]:
+    """One event of every kind, every string field set to ``text``."""
+    return [
+        ev(1, "user_message", text=text),
+        ev(2, "text_delta", text=text, message_id=text),
+        ev(3, "assistant_message", text=text, message_id=text),
+        ev(4, "thought", text=text),
+        ev(
+            5,
+            "tool_call",
+            tool_call_id=text,
+            tool=text,
+            title=text,
+            tool_kind=text,
+            input={"command": text, text: text},
+        ),
+        ev(6, "tool_result", tool_call_id=text, output=text, is_error=True),
+        ev(
+            7,
+            "permission_request",
+            permission_id=text,
+            tool=text,
+            title=text,
+            reason=text,
+            blocked_path=text,
+            status="pending",
+            input={"file_path": text, "old_string": text, "new_string": text + "x"},
+            options=[{"option_id": text, "label": text, "choice": "allow_once"}],
+        ),
+        ev(
+            8,
+            "permission_decision",
+            permission_id=text,
+            decision="deny",
+            source="user",
+            message=text,
+            tool=text,
+        ),
+        ev(
+            9,
+            "turn_end",
+            stop_reason=text,
+            is_error=True,
+            cost_usd=0.0123,
+            duration_ms=2800,
+            usage={"input_tokens": 1234, "output_tokens": 310},
+            result=text,
+            errors=[text],
+        ),
+        ev(10, "backend_session", backend_session_id=text),
+        ev(
+            11,
+            "session_info",
+            model=text,
+            permission_mode=text,
+            api_key_source=text,
+            cli_version=text,
+            tools=[text],
+            slash_commands=[text],
+        ),
+        ev(12, "mode_changed", mode=text),
+        ev(13, "error", message=text + " install", detail=text),
+        ev(14, "status", status="failed"),
+        ev(15, "status", status=text),
+        ev(16, "something_new", text=text),
+        ev(17, text, text=text),
+    ]
+
+
+def session_context(items: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "csrf_token": "tok",
+        "sidebar_sessions": [{"id": "s1", "title": "Fix it", "status": "live"}],
+        "pending_total": 1,
+        "session": {
+            "id": "s1",
+            "title": "Fix it",
+            "status": "live",
+            "backend": "claude",
+            "backend_session_id": None,
+            "cost_usd": 0.42,
+            "input_tokens": 1200,
+            "output_tokens": 300,
+            "created_at": datetime(2026, 12, 2, 14, 0),
+        },
+        "profile": {
+            "id": "p1",
+            "name": "Proj",
+            "backend": "claude",
+            "cwd": "/src/app",
+            "model": None,
+            "permission_mode": "default",
+        },
+        "items": items,
+        "last_seq": items[-1]["seq"] if items else 0,
+        "pending_count": 0,
+        "install_hint": "npm i -g @anthropic-ai/claude-code",
+        **extra,
+    }
+
+
+def assert_no_active_markup(html: str) -> None:
+    assert "<script" not in html.replace('<script src="/static/', "")
+    assert not re.search(r"<img\b", html)
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup.find_all(True):
+        for attr in tag.attrs:
+            assert not attr.lower().startswith("on"), (tag.name, attr)
+        assert "style" not in tag.attrs, tag.name
+        href = str(tag.get("href", ""))
+        assert not href.lower().startswith(("javascript:", "data:", "vbscript:")), href
+
+
+# -- markdown ------------------------------------------------------------------------
+
+
+def test_markdown_escapes_raw_html() -> None:
+    html = markdown_to_html(f'{HOSTILE}\n\n<img src=x onerror="alert(1)">\n\n<b>bold</b>')
+    assert "<script" not in html
+    assert "<img" not in html
+    assert "<b>" not in html
+    assert "&lt;script&gt;" in html
+    assert "&lt;img src=x onerror=" in html
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        "data:text/html;base64,PHNjcmlwdD4=",
+        "data:image/png;base64,AAAA",
+        "vbscript:msgbox(1)",
+        "/relative/path",
+        " javascript:alert(1)",
+    ],
+)
+def test_markdown_drops_unsafe_links(link: str) -> None:
+    for source in (f"[click]({link})", f"<{link}>", f"[click][r]\n\n[r]: {link}", f"![x]({link})"):
+        html = markdown_to_html(source)
+        assert "href" not in html, source
+        assert "<img" not in html
+
+
+def test_markdown_keeps_web_links_with_rel() -> None:
+    html = markdown_to_html("[site](https://example.com/a) <mailto:me@example.com>")
+    soup = BeautifulSoup(html, "html.parser")
+    links = soup.find_all("a")
+    assert [a["href"] for a in links] == ["https://example.com/a", "mailto:me@example.com"]
+    for a in links:
+        assert a["rel"] == ["noopener", "noreferrer", "nofollow"]
+
+
+def test_markdown_images_become_links() -> None:
+    html = markdown_to_html("![diagram](https://example.com/d.png)")
+    assert "<img" not in html
+    assert 'href="https://example.com/d.png"' in html
+
+
+def test_markdown_highlights_python_fence_with_copy_button() -> None:
+    html = markdown_to_html('```python\ndef f():\n    return "<b>"\n```')
+    soup = BeautifulSoup(html, "html.parser")
+    block = soup.select_one("div.code")
+    assert block is not None
+    button = block.select_one("button.copy")
+    assert button is not None and button["type"] == "button"
+    code = block.select_one("pre.hl code.language-python")
+    assert code is not None
+    assert code.select_one("span.k") is not None  # the `def` keyword
+    assert "&lt;b&gt;" in html
+    assert "style=" not in html
+
+
+def test_markdown_unknown_language_is_plain_escaped() -> None:
+    html = markdown_to_html(f"```nosuchlanguage\n{HOSTILE}\n```\n\n    indented {HOSTILE}")
+    assert "<script" not in html
+    assert html.count('class="copy"') == 2
+    assert "<span class=" not in html.split("</button>", 1)[1].split("</pre>")[0]
+
+
+def test_markdown_tables_on_linkify_off() -> None:
+    html = markdown_to_html("| a | b |\n|---|---|\n| 1 | 2 |\n\nsee example.com")
+    assert "<table>" in html
+    assert "<a" not in html
+
+
+def test_bidi_controls_are_made_visible() -> None:
+    html = markdown_to_html("access \u202euser\u2066 ok")
+    assert "\u202e" not in html and "\u2066" not in html
+    assert "\ufffd" in html
+
+
+def test_sse_event_names() -> None:
+    assert sse_event_name("error") == "agent_error"
+    assert sse_event_name("text_delta") == "text_delta"
+    assert sse_event_name("error") in SSE_SWAP_EVENTS.split(",")
+
+
+# -- filters -------------------------------------------------------------------------
+
+
+def test_filters() -> None:
+    assert format_duration(2800) == "2.8 s"
+    assert format_duration(850) == "850 ms"
+    assert format_duration(185_000) == "3 min 5 s"
+    assert format_duration(None) == ""
+    assert format_cost(0.0123) == "$0.0123"
+    assert format_cost(0.42) == "$0.42"
+    assert format_cost(0) == "$0.00"
+    assert format_cost(12.5) == "$12.50"
+    assert format_cost(None) == ""
+    assert format_tokens(310) == "310"
+    assert format_tokens(1234) == "1.2k"
+    assert decision_text("allow_once", "user") == "Allowed once by you"
+    assert decision_text("expired", "timeout") == "Expired after waiting too long"
+
+
+# -- fold_events -----------------------------------------------------------------------
+
+
+def test_fold_drops_deltas_of_finished_messages() -> None:
+    events = [
+        ev(1, "user_message", text="hi"),
+        ev(2, "text_delta", text="Hel", message_id="m1"),
+        ev(3, "text_delta", text="lo", message_id="m1"),
+        ev(4, "assistant_message", text="Hello", message_id="m1"),
+    ]
+    folded = fold_events(events)
+    assert [e["kind"] for e in folded] == ["user_message", "assistant_message"]
+
+
+def test_fold_merges_streaming_deltas() -> None:
+    events = [
+        ev(1, "assistant_message", text="Done", message_id="m1"),
+        ev(2, "text_delta", text="Wor", message_id="m2"),
+        ev(3, "text_delta", text="king", message_id="m2"),
+        ev(4, "status", status="working"),
+        ev(5, "text_delta", text="…", message_id="m2"),
+        ev(6, "text_delta", text="other", message_id="m3"),
+    ]
+    folded = fold_events(events)
+    assert [e["kind"] for e in folded] == [
+        "assistant_message",
+        "text_stream",
+        "status",
+        "text_stream",
+    ]
+    assert folded[1] == {
+        "kind": "text_stream",
+        "message_id": "m2",
+        "session_id": "s1",
+        "at": "2026-12-02T14:00:00Z",
+        "text": "Working…",
+        "seq": 5,
+    }
+    assert folded[3]["text"] == "other" and folded[3]["seq"] == 6
+
+
+def test_fold_keeps_deltas_that_precede_a_later_message_only_by_id() -> None:
+    # A message id reused later must not swallow deltas that come after its completion.
+    events = [
+        ev(1, "text_delta", text="a", message_id=""),
+        ev(2, "assistant_message", text="a", message_id=""),
+        ev(3, "text_delta", text="b", message_id=""),
+    ]
+    folded = fold_events(events)
+    assert [(e["kind"], e.get("text")) for e in folded] == [
+        ("assistant_message", "a"),
+        ("text_stream", "b"),
+    ]
+
+
+def test_fold_attaches_decisions_and_tool_states() -> None:
+    request = ev(1, "permission_request", permission_id="p1", tool="Bash", status="pending")
+    other = ev(2, "permission_request", permission_id="p2", tool="Bash", status="pending")
+    decision = ev(
+        3, "permission_decision", permission_id="p1", decision="allow_once", source="user"
+    )
+    events = [
+        request,
+        other,
+        decision,
+        ev(4, "tool_call", tool_call_id="t1", tool="Read"),
+        ev(5, "tool_result", tool_call_id="t1", output="x", is_error=False),
+        ev(6, "tool_call", tool_call_id="t2", tool="Bash"),
+        ev(7, "tool_result", tool_call_id="t2", output="x", is_error=True),
+        ev(8, "tool_call", tool_call_id="t3", tool="Bash"),
+        ev(9, "turn_end", stop_reason="end_turn"),
+        ev(10, "tool_call", tool_call_id="t4", tool="Bash"),
+    ]
+    folded = fold_events(events)
+    assert [e["seq"] for e in folded] == list(range(1, 11))
+    assert folded[0]["decision"] is decision
+    assert "decision" not in folded[1]
+    assert folded[2] is decision
+    assert "decision" not in request  # inputs are not modified
+    states = {e["tool_call_id"]: e["state"] for e in folded if e["kind"] == "tool_call"}
+    assert states == {"t1": "done", "t2": "failed", "t3": "stopped", "t4": "running"}
+
+
+def test_fold_empty() -> None:
+    assert fold_events([]) == []
+
+
+# -- _event.html ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("event", sample_events(), ids=lambda e: str(e["kind"]))
+def test_every_kind_renders(templates: Jinja2Templates, event: dict[str, Any]) -> None:
+    html = render_event(templates, event)
+    soup = BeautifulSoup(html, "html.parser")
+    root = soup.find(True)
+    assert root is not None
+    assert root.get("data-kind") == event["kind"]
+    assert root.get("data-seq") == str(event["seq"])
+
+
+@pytest.mark.parametrize("event", sample_events(HOSTILE), ids=lambda e: str(e["seq"]))
+def test_agent_text_is_escaped(templates: Jinja2Templates, event: dict[str, Any]) -> None:
+    html = render_event(templates, event, install_hint=HOSTILE)
+    assert_no_active_markup(html)
+
+
+def test_folded_items_render(templates: Jinja2Templates) -> None:
+    items = fold_events(
+        sample_events(HOSTILE) + [ev(18, "text_delta", text=HOSTILE, message_id="live1")]
+    )
+    for item in items:
+        assert_no_active_markup(render_event(templates, item))
+    stream = BeautifulSoup(render_event(templates, items[-1]), "html.parser").find(True)
+    assert stream is not None and stream["id"] == "live-live1"
+
+
+def test_text_delta_fragment(templates: Jinja2Templates) -> None:
+    html = render_event(templates, ev(3, "text_delta", text="a < b", message_id="m1"))
+    span = BeautifulSoup(html, "html.parser").select_one("span.delta")
+    assert span is not None
+    assert span["data-mid"] == "m1" and span.get_text() == "a < b"
+
+
+def test_assistant_markdown_and_user_plain(templates: Jinja2Templates) -> None:
+    user = render_event(templates, ev(1, "user_message", text="**not bold**"))
+    assert "<strong>" not in user
+    reply = render_event(templates, ev(2, "assistant_message", text="**bold**", message_id="m"))
+    assert "<strong>bold</strong>" in reply
+
+
+def test_tool_result_truncates_long_output(templates: Jinja2Templates) -> None:
+    output = "\n".join(f"line {i}" for i in range(500))
+    html = render_event(templates, ev(6, "tool_result", tool_call_id="t", output=output))
+    soup = BeautifulSoup(html, "html.parser")
+    first = soup.select_one("pre.output")
+    assert first is not None and first.get_text().count("\n") == 199
+    assert soup.select_one("details.show-all") is not None
+    assert "line 499" in html
+
+
+def test_error_card_shows_install_hint(templates: Jinja2Templates) -> None:
+    event = ev(1, "error", message="claude not found: install it first", detail="stderr tail")
+    html = render_event(templates, event, install_hint="npm i -g x")
+    assert "<code>npm i -g x</code>" in html
+    assert "stderr tail" in html
+    plain = render_event(templates, ev(2, "error", message="rate limited", detail=""))
+    assert "npm" not in plain
+
+
+def perm_buttons(html: str) -> list[str]:
+    soup = BeautifulSoup(html, "html.parser")
+    return [str(b["value"]) for b in soup.select("button[name=decision]")]
+
+
+def test_permission_card_buttons_only_when_pending(templates: Jinja2Templates) -> None:
+    request = ev(
+        7,
+        "permission_request",
+        permission_id="p1",
+        tool="Bash",
+        title="rm -rf build",
+        input={"command": "rm -rf build"},
+        options=[],
+        reason="",
+        status="pending",
+    )
+    pending = render_event(templates, request)
+    assert perm_buttons(pending) == ["allow_once", "allow_always", "deny", "deny_stop"]
+    soup = BeautifulSoup(pending, "html.parser")
+    form = soup.select_one("form")
+    assert form is not None
+    assert form["hx-post"] == "/permissions/p1/decision"
+    assert form["hx-target"] == "closest .perm" and form["hx-swap"] == "outerHTML"
+    assert soup.select_one("input[name=message]") is not None
+
+    decision = ev(
+        8,
+        "permission_decision",
+        permission_id="p1",
+        decision="allow_once",
+        source="user",
+        message="",
+    )
+    folded = fold_events([request, decision])
+    decided = render_event(templates, folded[0])
+    assert perm_buttons(decided) == []
+    assert "Allowed once by you" in decided
+    assert "Allowed once by you" in render_event(templates, folded[1])
+
+
+@pytest.mark.parametrize(
+    ("status", "decision", "source", "buttons", "text"),
+    [
+        ("pending", None, None, 4, "Needs approval"),
+        ("decided", "deny_stop", "user", 0, "Denied and stopped by you"),
+        ("decided", "allow_always", "rule", 0, "Always allowed by a saved rule"),
+        ("expired", "expired", "timeout", 0, "Expired after waiting too long"),
+        ("cancelled", "cancelled", "cancel", 0, "Cancelled"),
+    ],
+)
+def test_permission_card_partial(
+    templates: Jinja2Templates,
+    status: str,
+    decision: str | None,
+    source: str | None,
+    buttons: int,
+    text: str,
+) -> None:
+    perm = {
+        "permission_id": "p9",
+        "tool": "Edit",
+        "input": {"file_path": "a.py"},
+        "title": "Edit a.py",
+        "reason": HOSTILE,
+        "status": status,
+        "decision": decision,
+        "source": source,
+    }
+    html = templates.get_template("_permission_card.html").render(perm=perm, notice=HOSTILE)
+    assert len(perm_buttons(html)) == buttons
+    assert text in html
+    assert_no_active_markup(html)
+    card = BeautifulSoup(html, "html.parser").select_one(".perm")
+    assert card is not None and card["id"] == "perm-p9"
+
+
+# -- pages -----------------------------------------------------------------------------
+
+
+def test_session_page(templates: Jinja2Templates) -> None:
+    items = fold_events(sample_events(HOSTILE))
+    html = templates.get_template("session.html").render(session_context(items))
+    assert_no_active_markup(html)
+    soup = BeautifulSoup(html, "html.parser")
+    log = soup.select_one("#transcript")
+    assert log is not None
+    assert log["role"] == "log" and log["aria-live"] == "polite"
+    assert log["hx-ext"] == "sse"
+    assert log["sse-connect"] == "/sessions/s1/live?after=17"
+    assert log["sse-swap"] == SSE_SWAP_EVENTS
+    assert set(SSE_SWAP_EVENTS.split(",")) == {*EVENT_KINDS, "agent_error"}
+    assert log["hx-swap"] == "beforeend"
+    composer = soup.select_one("form#composer")
+    assert composer is not None and composer["hx-post"] == "/sessions/s1/messages"
+    assert composer.select_one("textarea[name=text]") is not None
+    stop = composer.select_one("button[hx-post='/sessions/s1/interrupt']")
+    assert stop is not None
+    assert soup.select_one('meta[name="csrf-token"]')["content"] == "tok"  # type: ignore[index]
+    assert soup.body is not None and soup.body["hx-headers"] == '{"X-CSRF-Token": "tok"}'
+    scripts = [s["src"] for s in soup.find_all("script")]
+    assert scripts == ["/static/vendor/htmx.min.js", "/static/vendor/sse.js", "/static/app.js"]
+    assert all(not s.string for s in soup.find_all("script"))
+
+
+def test_session_page_empty_and_csrf_escaped(templates: Jinja2Templates) -> None:
+    context = session_context([], csrf_token="a'b\"<c>")
+    html = templates.get_template("session.html").render(context)
+    soup = BeautifulSoup(html, "html.parser")
+    expected = '{"X-CSRF-Token": "a\\u0027b\\"\\u003cc\\u003e"}'
+    assert soup.body is not None and soup.body["hx-headers"] == expected
+
+
+def test_index_page(templates: Jinja2Templates) -> None:
+    context = {
+        "csrf_token": "tok",
+        "sessions": [
+            {
+                "id": "s1",
+                "title": HOSTILE,
+                "status": "idle",
+                "backend": "claude",
+                "profile_name": "Proj",
+                "created_at": datetime(2026, 12, 1),
+                "updated_at": datetime(2026, 12, 2),
+                "cost_usd": 0.5,
+            }
+        ],
+        "profiles": [
+            {
+                "id": "p1",
+                "name": HOSTILE,
+                "backend": "claude",
+                "cwd": "/x",
+                "model": None,
+                "permission_mode": "default",
+            }
+        ],
+        "backends": ["claude"],
+        "permission_modes": ["default", "plan"],
+        "error": HOSTILE,
+        "form": {
+            "name": "n",
+            "backend": "claude",
+            "cwd": "/y",
+            "model": "",
+            "permission_mode": "plan",
+        },
+    }
+    html = templates.get_template("index.html").render(context)
+    assert_no_active_markup(html)
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.select_one("form[action='/sessions'] select[name=profile_id]") is not None
+    profile_form = soup.select_one("form[action='/profiles']")
+    assert profile_form is not None
+    assert profile_form.select_one("input[name=cwd]")["value"] == "/y"  # type: ignore[index]
+    assert profile_form.select_one("option[selected]")["value"] == "claude"  # type: ignore[index]
+    assert soup.select_one("a[href='/sessions/s1']") is not None
+
+
+def test_index_page_without_profiles(templates: Jinja2Templates) -> None:
+    context: dict[str, Any] = {
+        "sessions": [],
+        "profiles": [],
+        "backends": ["claude"],
+        "permission_modes": ["default"],
+        "error": None,
+        "form": {},
+    }
+    html = templates.get_template("index.html").render(context)
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.select_one("form[action='/sessions']") is None
+    assert soup.select_one("form[action='/profiles']") is not None
+    assert "Create one to start" in html
+
+
+def test_error_page(templates: Jinja2Templates) -> None:
+    html = templates.get_template("error.html").render(status=404, message=HOSTILE, detail=HOSTILE)
+    assert_no_active_markup(html)
+    assert "404" in html
