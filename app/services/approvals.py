@@ -34,7 +34,7 @@ class Approvals:
         self, session_id: str, asked: PermissionAsked, profile: Profile, mode: str
     ) -> tuple[PermissionRequest, bool]:
         """Store the request; returns (row, answered_automatically)."""
-        row = self.permissions.ask(session_id, asked)
+        row = self.permissions.ask(session_id, asked, profile.cwd)
         verdict = decide_by_rules(
             rulebook.rule_pairs(self._engine, profile.id), asked.tool, asked.input, profile.cwd
         )
@@ -100,7 +100,9 @@ class Approvals:
     async def _expire(self, permission_id: str, seconds: int) -> None:
         await asyncio.sleep(seconds)
         self._timeouts.pop(permission_id, None)
-        minutes = f"{seconds / 60:g} minute" + ("" if seconds == 60 else "s")
+        minutes = (
+            _plural(seconds // 60, "minute") if seconds % 60 == 0 else _plural(seconds, "second")
+        )
         with contextlib.suppress(ConflictError):
             await self.permissions.decide(
                 permission_id,
@@ -113,6 +115,10 @@ class Approvals:
         task = self._timeouts.pop(permission_id, None)
         if task is not None:
             task.cancel()
+
+
+def _plural(n: int, unit: str) -> str:
+    return f"{n} {unit}" + ("" if n == 1 else "s")
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

@@ -116,6 +116,26 @@ class SessionManager:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
+        for sid, live in list(self._live.items()):
+            live.stopping = True
+            expired = self.permissions.close_pending(
+                sid,
+                status="expired",
+                source="restart",
+                message="The server stopped while this request was waiting.",
+            )
+            if expired or live.turn_active:
+                self.events.append(
+                    sid,
+                    "error",
+                    {
+                        "message": "The server stopped during this turn"
+                        + (" while an approval was waiting" if expired else "")
+                        + ". Send a message to continue.",
+                        "detail": "",
+                    },
+                )
+                self._set_status(sid, "interrupted")
         await asyncio.gather(
             *(self.stop_brain(sid) for sid in list(self._live)), return_exceptions=True
         )
@@ -319,12 +339,10 @@ class SessionManager:
         if self._live.get(session_id) is live:
             del self._live[session_id]
         unexpected = not event.expected and not live.stopping
-        store.update_session(
-            self._engine,
-            session_id,
-            status="failed" if unexpected else "idle",
-            backend_pid=None,
-        )
+        status = "failed" if unexpected else "idle"
+        if store.get_session(self._engine, session_id).status == "interrupted":
+            status = "interrupted"
+        store.update_session(self._engine, session_id, status=status, backend_pid=None)
 
     async def _deliver(self, session_id: str, request_id: str, answer: PermissionAnswer) -> None:
         live = self._live.get(session_id)

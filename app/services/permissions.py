@@ -21,6 +21,7 @@ from app.brains.events import PermissionAsked, PermissionChoice
 from app.db.models import ChatSession, PermissionRequest, utcnow
 from app.errors import ConflictError, NotFoundError
 from app.services.eventlog import EventLog
+from app.services.preview import build_preview
 
 Deliver = Callable[[str, str, PermissionAnswer], Awaitable[None]]
 
@@ -65,7 +66,7 @@ class PermissionService:
         self._events = events
         self._deliver = deliver
 
-    def ask(self, session_id: str, asked: PermissionAsked) -> PermissionRequest:
+    def ask(self, session_id: str, asked: PermissionAsked, cwd: str = "") -> PermissionRequest:
         """Store a new pending request and its ``permission_request`` event."""
         options = [asdict(o) for o in asked.options]
         row = PermissionRequest(
@@ -94,6 +95,7 @@ class PermissionService:
                 "reason": asked.reason,
                 "blocked_path": asked.blocked_path,
                 "tool_call_id": asked.tool_call_id,
+                "preview": build_preview(asked.tool, asked.input, cwd),
                 "status": "pending",
             },
         )
