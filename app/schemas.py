@@ -220,6 +220,12 @@ class SessionCreate(BaseModel):
     title: str | None = Field(default=None, max_length=300)
 
 
+class SessionUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=300)
+
+
 class SessionPublic(BaseModel):
     id: str
     profile_id: str

@@ -14,19 +14,16 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, col
+from sqlalchemy import Table, func, insert, select
+from sqlalchemy.engine import Connection, Engine
 
 from app.db.models import Event, utcnow
+from app.services.search import index_event
 
 EventDict = dict[str, Any]
+EVENT_TABLE: Table = Event.__table__  # type: ignore[attr-defined]
 # A subscriber that falls this far behind is dropped; it reconnects and replays.
 QUEUE_LIMIT = 10_000
-
-
-def event_to_dict(ev: Event) -> EventDict:
-    return _as_dict(ev.session_id, ev.seq, ev.kind, ev.payload, ev.created_at)
 
 
 def _as_dict(
@@ -61,42 +58,69 @@ class EventLog:
         self._next_seq: dict[str, int] = {}
         self._subs: dict[str, set[Subscription]] = {}
 
-    def _seq_for(self, db: Session, session_id: str) -> int:
+    def _seq_for(self, conn: Connection, session_id: str) -> int:
         if session_id not in self._next_seq:
-            last = db.exec(  # type: ignore[call-overload]
-                select(func.max(Event.seq)).where(col(Event.session_id) == session_id)
-            ).one()[0]
+            last = conn.execute(
+                select(func.max(EVENT_TABLE.c.seq)).where(EVENT_TABLE.c.session_id == session_id)
+            ).scalar()
             self._next_seq[session_id] = (last or 0) + 1
         return self._next_seq[session_id]
 
     def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> EventDict:
-        """Store one event and broadcast it; returns the event as the API shows it."""
-        with Session(self._engine) as db:
-            seq = self._seq_for(db, session_id)
-            row = Event(session_id=session_id, seq=seq, kind=kind, payload=payload)
-            row.created_at = utcnow()
-            db.add(row)
-            db.commit()
-            self._next_seq[session_id] = seq + 1
-            out = _as_dict(session_id, seq, kind, payload, row.created_at)
+        """Store one event (and its search row) and broadcast it; returns the API shape."""
+        created = utcnow()
+        with self._engine.begin() as conn:
+            seq = self._seq_for(conn, session_id)
+            result = conn.execute(
+                insert(EVENT_TABLE).values(
+                    session_id=session_id,
+                    seq=seq,
+                    kind=kind,
+                    payload=payload,
+                    created_at=created,
+                )
+            )
+            row_id = result.inserted_primary_key[0] if result.inserted_primary_key else None
+            if row_id is not None:
+                index_event(conn, int(row_id), session_id, seq, kind, payload)
+        self._next_seq[session_id] = seq + 1
+        out = _as_dict(session_id, seq, kind, payload, created)
         for sub in tuple(self._subs.get(session_id, ())):
             sub.put(out)
         return out
 
-    def list(self, session_id: str, *, after: int = 0, limit: int | None = None) -> list[EventDict]:
-        with Session(self._engine) as db:
-            stmt = (
-                select(Event)
-                .where(col(Event.session_id) == session_id, col(Event.seq) > after)
-                .order_by(col(Event.seq))
-            )
-            if limit is not None:
-                stmt = stmt.limit(limit)
-            return [event_to_dict(r) for r in db.exec(stmt).scalars()]  # type: ignore[call-overload]
+    def list(
+        self,
+        session_id: str,
+        *,
+        after: int = 0,
+        before: int | None = None,
+        limit: int | None = None,
+        newest: bool = False,
+    ) -> list[EventDict]:
+        """Events in ``seq`` order: after ``after`` (and before ``before``).
+
+        With ``newest`` the *last* ``limit`` events of that range are returned — the tail
+        a long transcript opens with, or the page just above what is already shown.
+        """
+        t = EVENT_TABLE
+        stmt = select(t.c.session_id, t.c.seq, t.c.kind, t.c.payload, t.c.created_at).where(
+            t.c.session_id == session_id, t.c.seq > after
+        )
+        if before is not None:
+            stmt = stmt.where(t.c.seq < before)
+        stmt = stmt.order_by(t.c.seq.desc() if newest else t.c.seq)
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self._engine.connect() as conn:
+            rows = list(conn.execute(stmt).all())
+        if newest:
+            rows.reverse()
+        return [_as_dict(r.session_id, r.seq, r.kind, r.payload, r.created_at) for r in rows]
 
     def last_seq(self, session_id: str) -> int:
-        with Session(self._engine) as db:
-            return self._seq_for(db, session_id) - 1
+        with self._engine.connect() as conn:
+            return self._seq_for(conn, session_id) - 1
 
     def forget(self, session_id: str) -> None:
         self._next_seq.pop(session_id, None)

@@ -204,6 +204,12 @@ class SessionManager:
                 raise ValidationFailed("mode", str(exc)) from exc
         self.events.append(session_id, "mode_changed", {"mode": mode, "source": "user"})
 
+    async def delete_session(self, session_id: str) -> None:
+        store.get_session(self._engine, session_id)
+        await self.stop_brain(session_id)
+        store.delete_session(self._engine, session_id)
+        self.events.forget(session_id)
+
     async def stop_brain(self, session_id: str) -> None:
         live = self._live.get(session_id)
         if live is None:

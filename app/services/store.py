@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import and_, delete, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession, Event, PermissionRequest, Profile, utcnow
-from app.errors import ConflictError, NotFoundError
+from app.errors import ConflictError, NotFoundError, ValidationFailed
 from app.schemas import ProfileCreate, ProfileUpdate
+from app.services.search import delete_session_index
 
 TITLE_LENGTH = 80
 
@@ -76,10 +80,62 @@ def create_session(engine: Engine, *, profile_id: str, title: str | None) -> Cha
         return chat
 
 
-def list_sessions(engine: Engine, *, limit: int = 200) -> list[ChatSession]:
+def list_sessions(
+    engine: Engine,
+    *,
+    limit: int = 200,
+    profile_id: str | None = None,
+    backend: str | None = None,
+    status: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    cursor: str | None = None,
+) -> tuple[list[ChatSession], str | None]:
+    """Sessions, most recently active first, and the cursor of the next page (or None).
+
+    The cursor is the (updated_at, id) of the last row, so paging stays cheap and
+    stable however many sessions there are.
+    """
     with Session(engine) as db:
-        stmt = select(ChatSession).order_by(col(ChatSession.updated_at).desc()).limit(limit)
-        return list(db.exec(stmt))
+        stmt = select(ChatSession)
+        if profile_id:
+            stmt = stmt.where(col(ChatSession.profile_id) == profile_id)
+        if backend:
+            stmt = stmt.where(col(ChatSession.backend) == backend)
+        if status:
+            stmt = stmt.where(col(ChatSession.status) == status)
+        if since is not None:
+            stmt = stmt.where(col(ChatSession.updated_at) >= since)
+        if until is not None:
+            stmt = stmt.where(col(ChatSession.updated_at) <= until)
+        if cursor:
+            at, last_id = _decode_cursor(cursor)
+            stmt = stmt.where(
+                or_(
+                    col(ChatSession.updated_at) < at,
+                    and_(col(ChatSession.updated_at) == at, col(ChatSession.id) < last_id),
+                )
+            )
+        stmt = stmt.order_by(col(ChatSession.updated_at).desc(), col(ChatSession.id).desc())
+        rows = list(db.exec(stmt.limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (_encode_cursor(rows[-1]) if more and rows else None)
+
+
+def _encode_cursor(chat: ChatSession) -> str:
+    raw = f"{chat.updated_at.isoformat()}|{chat.id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, last_id = raw.split("|", 1)
+        parsed = datetime.fromisoformat(at)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationFailed("cursor", "is not a cursor this server gave out") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC), last_id
 
 
 def get_session(engine: Engine, session_id: str) -> ChatSession:
@@ -109,9 +165,11 @@ def delete_session(engine: Engine, session_id: str) -> None:
         chat = db.get(ChatSession, session_id)
         if chat is None:
             raise NotFoundError(f"Session {session_id} not found")
+        # Bulk deletes: a long session has many thousands of events.
+        conn = db.connection()
+        delete_session_index(conn, session_id)
         for model in (Event, PermissionRequest):
-            for row in db.exec(select(model).where(col(model.session_id) == session_id)):
-                db.delete(row)
+            conn.execute(delete(model).where(col(model.session_id) == session_id))
         db.delete(chat)
         db.commit()
 

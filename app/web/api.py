@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from app import __version__
@@ -23,8 +23,9 @@ from app.schemas import (
     RulePublic,
     SessionCreate,
     SessionPublic,
+    SessionUpdate,
 )
-from app.services import rulebook, store
+from app.services import rulebook, search, store
 from app.services.permissions import permission_to_dict
 from app.web.deps import StateDep
 from app.web.streaming import replay_then_follow
@@ -85,12 +86,31 @@ async def create_session(body: SessionCreate, state: StateDep) -> SessionPublic:
 
 
 @router.get("/sessions", tags=["sessions"])
-async def list_sessions(state: StateDep) -> list[SessionPublic]:
-    """Sessions, most recently active first."""
-    return [
-        SessionPublic.model_validate(c, from_attributes=True)
-        for c in store.list_sessions(state.engine)
-    ]
+async def list_sessions(
+    state: StateDep,
+    response: Response,
+    profile_id: str | None = None,
+    backend: str | None = None,
+    status: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> list[SessionPublic]:
+    """Sessions, most recently active first; the next page's cursor is in ``X-Next-Cursor``."""
+    rows, next_cursor = store.list_sessions(
+        state.engine,
+        limit=limit,
+        profile_id=profile_id,
+        backend=backend,
+        status=status,
+        since=_aware_utc(since),
+        until=_aware_utc(until),
+        cursor=cursor,
+    )
+    if next_cursor:
+        response.headers["X-Next-Cursor"] = next_cursor
+    return [SessionPublic.model_validate(c, from_attributes=True) for c in rows]
 
 
 @router.get("/sessions/{session_id}", tags=["sessions"])
@@ -99,6 +119,30 @@ async def get_session(session_id: str, state: StateDep) -> SessionPublic:
     return SessionPublic.model_validate(
         store.get_session(state.engine, session_id), from_attributes=True
     )
+
+
+@router.patch("/sessions/{session_id}", tags=["sessions"])
+async def rename_session(session_id: str, body: SessionUpdate, state: StateDep) -> SessionPublic:
+    """Rename a session."""
+    chat = store.update_session(state.engine, session_id, title=body.title)
+    return SessionPublic.model_validate(chat, from_attributes=True)
+
+
+@router.delete("/sessions/{session_id}", status_code=204, tags=["sessions"])
+async def delete_session(session_id: str, state: StateDep) -> None:
+    """Delete a session with its events, permission requests and search rows."""
+    await state.manager.delete_session(session_id)
+
+
+@router.get("/search", tags=["sessions"])
+async def search_events(
+    state: StateDep,
+    q: Annotated[str, Query(min_length=1, max_length=500)],
+    session_id: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> list[dict[str, Any]]:
+    """Full-text search over user and assistant text, tool inputs and outputs."""
+    return search.search(state.engine, q, limit=limit, session_id=session_id)
 
 
 @router.post("/sessions/{session_id}/messages", status_code=202, tags=["sessions"])
@@ -129,11 +173,14 @@ async def list_events(
     session_id: str,
     state: StateDep,
     after: Annotated[int, Query(ge=0)] = 0,
+    before: Annotated[int | None, Query(ge=1)] = None,
     limit: Annotated[int | None, Query(ge=1, le=100_000)] = None,
+    tail: Annotated[bool, Query(description="the last `limit` events of the range")] = False,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Stored events with ``seq`` greater than ``after``."""
+    """Stored events with ``after < seq < before``, oldest first."""
     store.get_session(state.engine, session_id)
-    return {"events": state.events.list(session_id, after=after, limit=limit)}
+    events = state.events.list(session_id, after=after, before=before, limit=limit, newest=tail)
+    return {"events": events}
 
 
 @router.get("/sessions/{session_id}/stream", response_class=EventSourceResponse, tags=["events"])

@@ -21,10 +21,11 @@ from app.web.render import fold_events, render_event, sse_event_name
 from app.web.streaming import replay_then_follow
 
 router = APIRouter(include_in_schema=False)
+PAGE_EVENTS = 300
 
 
 def _base_context(request: Request, state: AppState) -> dict[str, Any]:
-    sessions = store.list_sessions(state.engine, limit=30)
+    sessions, _ = store.list_sessions(state.engine, limit=30)
     return {
         "request": request,
         "csrf_token": getattr(request.state, "csrf_token", ""),
@@ -47,7 +48,7 @@ def _index(
             **s.model_dump(),
             "profile_name": profiles[s.profile_id].name if s.profile_id in profiles else "",
         }
-        for s in store.list_sessions(state.engine)
+        for s in store.list_sessions(state.engine)[0]
     ]
     context = _base_context(request, state) | {
         "sessions": sessions,
@@ -108,17 +109,40 @@ async def create_session(
 async def session_page(session_id: str, request: Request, state: StateDep) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
     profile = store.get_profile(state.engine, chat.profile_id)
-    events = state.events.list(session_id)
+    # A long session opens at its end; earlier events load as the user scrolls up.
+    events = state.events.list(session_id, limit=PAGE_EVENTS, newest=True)
     install_hint = _install_hint(chat.backend)
     context = _base_context(request, state) | {
         "session": chat.model_dump(),
         "profile": profile.model_dump(),
         "items": fold_events(events),
+        "first_seq": events[0]["seq"] if events else 0,
+        "has_earlier": bool(events) and events[0]["seq"] > 1,
         "last_seq": events[-1]["seq"] if events else 0,
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
     }
     return state.templates.TemplateResponse(request, "session.html", context)
+
+
+@router.get("/sessions/{session_id}/earlier", response_class=HTMLResponse)
+async def earlier(
+    session_id: str,
+    request: Request,
+    state: StateDep,
+    before: Annotated[int, Query(ge=1)],
+) -> HTMLResponse:
+    """The page of events just above ``before``, plus a loader for the one above that."""
+    store.get_session(state.engine, session_id)
+    events = state.events.list(session_id, before=before, limit=PAGE_EVENTS, newest=True)
+    context = _base_context(request, state) | {
+        "session_id": session_id,
+        "items": fold_events(events),
+        "first_seq": events[0]["seq"] if events else 0,
+        "has_earlier": bool(events) and events[0]["seq"] > 1,
+        "install_hint": _install_hint(store.get_session(state.engine, session_id).backend),
+    }
+    return state.templates.TemplateResponse(request, "_earlier.html", context)
 
 
 @router.get("/sessions/{session_id}/live", response_class=EventSourceResponse)
