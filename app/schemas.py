@@ -238,6 +238,8 @@ class SessionPublic(BaseModel):
     output_tokens: int
     turns: int
     permission_mode: str | None
+    forked_from: str | None = None
+    continued_from: str | None = None
     created_at: datetime
     updated_at: datetime
 

@@ -68,6 +68,10 @@ class ChatSession(SQLModel, table=True):
     turns: int = 0
     # The mode chosen on the chat page; None = the profile's.
     permission_mode: str | None = None
+    # Backend session id this one forks from (until the fork has its own id).
+    forked_from: str | None = None
+    # The app session this one continues (when the old one could not be resumed).
+    continued_from: str | None = None
     # The pid of the backend process while one runs: lets a restarted app reap orphans.
     backend_pid: int | None = None
     created_at: datetime = Field(default_factory=utcnow)

@@ -14,6 +14,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -33,7 +34,7 @@ from app.brains.events import (
     TurnEnded,
 )
 from app.db.models import ChatSession, Profile
-from app.errors import AppError, ValidationFailed
+from app.errors import AppError, BrainStartError, ValidationFailed
 from app.errors import BrainError as BrainFailure
 from app.services import store
 from app.services.approvals import Approvals
@@ -232,13 +233,22 @@ class SessionManager:
             chat = store.get_session(self._engine, session_id)
             profile = store.get_profile(self._engine, chat.profile_id)
             try:
+                if not Path(profile.cwd).is_dir():
+                    raise BrainStartError(
+                        f"The folder {profile.cwd} no longer exists, so the agent cannot "
+                        "start there. Restore the folder, or start a new session from this one."
+                    )
                 brain_cls = get_brain_class(profile.backend)
                 brain = brain_cls(self._config(chat, profile))
                 await brain.start()
             except AppError as exc:
-                self.events.append(
-                    session_id, "error", {"message": exc.message, "detail": exc.detail}
-                )
+                payload: dict[str, object] = {"message": exc.message, "detail": exc.detail}
+                if chat.backend_session_id or chat.forked_from:
+                    # The backend could not pick the conversation up again; offer a
+                    # fresh session that links back to this one instead of a dead end.
+                    payload["resume_failed"] = True
+                    payload["continue_url"] = f"/sessions/{session_id}/continue"
+                self.events.append(session_id, "error", payload)
                 self._set_status(session_id, "failed")
                 raise
             live = LiveBrain(brain=brain)
@@ -248,10 +258,12 @@ class SessionManager:
             return live
 
     def _config(self, chat: ChatSession, profile: Profile) -> BrainConfig:
+        forking = chat.backend_session_id is None and chat.forked_from is not None
         return BrainConfig(
             session_id=chat.id,
             cwd=profile.cwd,
-            backend_session_id=chat.backend_session_id,
+            backend_session_id=chat.forked_from if forking else chat.backend_session_id,
+            fork=forking,
             model=profile.model,
             permission_mode=chat.permission_mode or profile.permission_mode,
             reasoning_effort=profile.reasoning_effort,

@@ -25,7 +25,7 @@ from app.schemas import (
     SessionPublic,
     SessionUpdate,
 )
-from app.services import rulebook, search, store
+from app.services import lineage, rulebook, search, store
 from app.services.permissions import permission_to_dict
 from app.web.deps import StateDep
 from app.web.streaming import replay_then_follow
@@ -132,6 +132,20 @@ async def rename_session(session_id: str, body: SessionUpdate, state: StateDep) 
 async def delete_session(session_id: str, state: StateDep) -> None:
     """Delete a session with its events, permission requests and search rows."""
     await state.manager.delete_session(session_id)
+
+
+@router.post("/sessions/{session_id}/fork", status_code=201, tags=["sessions"])
+async def fork_session(session_id: str, state: StateDep) -> SessionPublic:
+    """A new session that forks this one's conversation (Claude: ``--fork-session``)."""
+    chat = lineage.fork_session(state.engine, state.events, session_id)
+    return SessionPublic.model_validate(chat, from_attributes=True)
+
+
+@router.post("/sessions/{session_id}/continue", status_code=201, tags=["sessions"])
+async def continue_session(session_id: str, state: StateDep) -> SessionPublic:
+    """A fresh session linked to this one, for when it cannot be resumed."""
+    chat = lineage.continue_session(state.engine, state.events, session_id)
+    return SessionPublic.model_validate(chat, from_attributes=True)
 
 
 @router.get("/search", tags=["sessions"])

@@ -14,7 +14,7 @@ from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES
 from app.errors import AppError, ConflictError
 from app.schemas import DecisionIn, MessageIn, ProfileCreate
-from app.services import store
+from app.services import lineage, store
 from app.services.permissions import permission_to_dict
 from app.web.deps import AppState, StateDep
 from app.web.render import fold_events, render_event, sse_event_name
@@ -178,6 +178,18 @@ async def send_message(
         # The error is also stored as an event, so the transcript shows it.
         return Response(exc.message, status_code=exc.status, media_type="text/plain")
     return Response(status_code=204)
+
+
+@router.post("/sessions/{session_id}/fork", response_model=None)
+async def fork(session_id: str, state: StateDep) -> Response:
+    chat = lineage.fork_session(state.engine, state.events, session_id)
+    return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
+
+
+@router.post("/sessions/{session_id}/continue", response_model=None)
+async def continue_session(session_id: str, state: StateDep) -> Response:
+    chat = lineage.continue_session(state.engine, state.events, session_id)
+    return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
 
 
 @router.post("/sessions/{session_id}/interrupt", response_model=None)

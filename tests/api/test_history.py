@@ -168,3 +168,79 @@ async def test_rename(client: httpx.AsyncClient, project_dir: Path) -> None:
     r = await client.patch(f"/api/sessions/{sid}", json={"title": "new name"})
     assert r.status_code == 200 and r.json()["title"] == "new name"
     assert (await client.patch(f"/api/sessions/{sid}", json={"title": ""})).status_code == 422
+
+
+async def test_fork_starts_the_cli_with_fork_session(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, object]
+) -> None:
+    from tests.api.test_chat import fake_log, make_session
+    from tests.conftest import write_scenario
+    from tests.helpers import count, send, wait_for_events
+
+    write_scenario(fake_claude["scenario"], [[{"text": "original"}]])  # type: ignore[arg-type]
+    sid = await make_session(client, project_dir, fake_claude)  # type: ignore[arg-type]
+    await send(client, sid, "hello")
+    await wait_for_events(client, sid, count("turn_end"))
+    old_backend = (await client.get(f"/api/sessions/{sid}")).json()["backend_session_id"]
+    r = await client.post(f"/api/sessions/{sid}/fork")
+    assert r.status_code == 201
+    fork = r.json()
+    assert fork["forked_from"] == old_backend and fork["backend_session_id"] is None
+    copied = (await client.get(f"/api/sessions/{fork['id']}/events")).json()["events"]
+    assert [e["text"] for e in copied if e["kind"] == "assistant_message"] == ["original"]
+    write_scenario(fake_claude["scenario"], [[{"text": "forked"}]])  # type: ignore[arg-type]
+    await send(client, fork["id"], "go on")
+    await wait_for_events(client, fork["id"], count("turn_end", 2))
+    argv = [e["argv"] for e in fake_log(fake_claude) if "argv" in e][-1]  # type: ignore[arg-type]
+    assert f"--resume={old_backend}" in argv and "--fork-session" in argv
+    new_backend = (await client.get(f"/api/sessions/{fork['id']}")).json()["backend_session_id"]
+    assert new_backend and new_backend != old_backend
+
+
+async def test_unresumable_session_offers_a_continuation(
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    fake_claude: dict[str, object],
+) -> None:
+    from tests.api.test_chat import make_session
+    from tests.conftest import write_scenario
+    from tests.helpers import count, send, wait_for_events
+
+    scenario = fake_claude["scenario"]
+    write_scenario(scenario, [[{"text": "one"}]])  # type: ignore[arg-type]
+    sid = await make_session(client, project_dir, fake_claude)  # type: ignore[arg-type]
+    await send(client, sid, "hello")
+    await wait_for_events(client, sid, count("turn_end"))
+    await server.app.state.angelia.manager.stop_brain(sid)
+    # The CLI lost the transcript: the fake fails --resume the way the real CLI does.
+    write_scenario(scenario, [], unknown_resume=True)  # type: ignore[arg-type]
+    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "again"})
+    assert r.status_code >= 400
+    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
+    error = [e for e in events if e["kind"] == "error"][-1]
+    assert error["resume_failed"] is True
+    assert "No conversation found" in error["message"] + error["detail"]
+    assert error["continue_url"] == f"/sessions/{sid}/continue"
+    r = await client.post(f"/api/sessions/{sid}/continue")
+    assert r.status_code == 201
+    new = r.json()
+    assert new["continued_from"] == sid and new["backend_session_id"] is None
+    note = (await client.get(f"/api/sessions/{new['id']}/events")).json()["events"][0]
+    assert note["kind"] == "note" and note["link"] == f"/sessions/{sid}"
+    write_scenario(scenario, [[{"text": "fresh"}]])  # type: ignore[arg-type]
+    await send(client, new["id"], "start over")
+    await wait_for_events(client, new["id"], count("turn_end"))
+
+
+async def test_missing_folder_is_explained(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, object], tmp_path: Path
+) -> None:
+    from tests.api.test_chat import make_session
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    sid = await make_session(client, gone, fake_claude)  # type: ignore[arg-type]
+    gone.rmdir()
+    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "hi"})
+    assert r.status_code >= 400 and "no longer exists" in r.json()["detail"]
