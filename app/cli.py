@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import logging
 import sys
@@ -14,6 +15,7 @@ import uvicorn
 
 from app import __version__
 from app.db.engine import DataDirError
+from app.services.firstrun import ensure_default_profile
 from app.settings import Settings
 
 
@@ -75,7 +77,11 @@ def serve(args: argparse.Namespace) -> int:
     except DataDirError as exc:
         print(f"angelia: {exc.message}", file=sys.stderr)
         return 1
-    token = app.state.angelia.token
+    state = app.state.angelia
+    default = asyncio.run(ensure_default_profile(state.engine, state.backends, Path.cwd()))
+    if default is not None:
+        print(f"Created a profile for {default.cwd} with the {default.backend} backend.")
+    token = state.token
     shown_host = settings.host if ":" not in settings.host else f"[{settings.host}]"
     url = f"http://{shown_host}:{settings.port}/?token={token}"
     print(f"Angelia {__version__} — data in {settings.data_dir}", flush=True)

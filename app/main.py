@@ -15,10 +15,11 @@ from fastapi.staticfiles import StaticFiles
 from app import __version__
 from app.db.engine import open_database
 from app.errors import AppError
+from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
 from app.services.manager import SessionManager
 from app.settings import Settings
-from app.web import api, pages
+from app.web import api, api_history, pages, pages_review
 from app.web.deps import AppState
 from app.web.render import make_templates
 from app.web.security import SecurityMiddleware, csrf_token_for, load_or_create_token
@@ -44,6 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         manager=manager,
         templates=templates,
         token=token,
+        backends=BackendDetector(),
     )
 
     @asynccontextmanager
@@ -59,7 +61,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.angelia = state
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     app.include_router(api.router)
+    app.include_router(api_history.router)
     app.include_router(pages.router)
+    app.include_router(pages_review.router)
     app.add_middleware(SecurityMiddleware, settings=settings, token=token)
 
     @app.exception_handler(AppError)

@@ -206,6 +206,13 @@ class RulePublic(BaseModel):
     created_at: datetime
 
 
+class InstructionsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(max_length=256 * 1024)
+    overwrite: bool = False
+
+
 class ModeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -13,6 +13,7 @@ from app import __version__
 from app.schemas import (
     Accepted,
     DecisionIn,
+    InstructionsIn,
     MessageIn,
     ModeIn,
     PermissionPublic,
@@ -25,7 +26,7 @@ from app.schemas import (
     SessionPublic,
     SessionUpdate,
 )
-from app.services import lineage, rulebook, search, store
+from app.services import instructions, lineage, rulebook, search, store
 from app.services.permissions import permission_to_dict
 from app.web.deps import StateDep
 from app.web.streaming import replay_then_follow
@@ -37,6 +38,12 @@ router = APIRouter(prefix="/api")
 async def health() -> dict[str, Any]:
     """Liveness probe; needs no token."""
     return {"ok": True, "version": __version__}
+
+
+@router.get("/backends", tags=["meta"])
+async def list_backends(state: StateDep) -> list[dict[str, Any]]:
+    """Every backend: executable found, version, install hint, modes, capabilities, facts."""
+    return await state.backends.describe_all()
 
 
 # -- profiles ---------------------------------------------------------------------
@@ -75,6 +82,21 @@ async def update_profile(profile_id: str, body: ProfileUpdate, state: StateDep) 
 async def delete_profile(profile_id: str, state: StateDep) -> None:
     """Delete a profile that has no sessions."""
     store.delete_profile(state.engine, profile_id)
+
+
+@router.get("/profiles/{profile_id}/instructions", tags=["profiles"])
+async def get_instructions(profile_id: str, state: StateDep) -> dict[str, Any]:
+    """The instructions file the profile's backend reads, and a template for it."""
+    return instructions.describe(store.get_profile(state.engine, profile_id))
+
+
+@router.post("/profiles/{profile_id}/instructions", status_code=201, tags=["profiles"])
+async def write_instructions(
+    profile_id: str, body: InstructionsIn, state: StateDep
+) -> dict[str, Any]:
+    """Write the instructions file; 409 if it exists and ``overwrite`` is not set."""
+    profile = store.get_profile(state.engine, profile_id)
+    return instructions.write(profile, body.content, overwrite=body.overwrite)
 
 
 # -- sessions ---------------------------------------------------------------------

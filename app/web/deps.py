@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.engine import Engine
 
+from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
 from app.services.manager import SessionManager
 from app.settings import Settings
@@ -22,6 +23,7 @@ class AppState:
     manager: SessionManager
     templates: Jinja2Templates
     token: str
+    backends: BackendDetector
 
 
 def get_state(request: Request) -> AppState:
