@@ -29,6 +29,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANGELIA_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("CLAUDECODE", raising=False)
     monkeypatch.delenv("ANGELIA_TOKEN", raising=False)
+    # An import with no path reads Claude Code's folder: never the real user's.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
 
 
 @pytest.fixture

@@ -1,0 +1,121 @@
+"""Past sessions under /api: export one as a download, import exports and Claude Code's
+own transcripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, ConfigDict
+from starlette.datastructures import UploadFile
+
+from app.errors import ValidationFailed
+from app.schemas import SessionPublic
+from app.services import exporter, importer, store
+from app.services.importer import ClaudeImportReport
+from app.web.deps import StateDep
+
+router = APIRouter(prefix="/api")
+
+_MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
+
+
+class ClaudeImportIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # A projects dir, one project's dir, or one .jsonl; None = the configured default.
+    path: str | None = None
+
+
+class JsonImportOut(BaseModel):
+    session: SessionPublic
+    events_added: int
+
+
+@router.get(
+    "/sessions/{session_id}/export",
+    tags=["history"],
+    response_class=Response,
+    responses={200: {"content": {"text/markdown": {}, "application/json": {}}}},
+)
+async def export_session(
+    session_id: str,
+    state: StateDep,
+    fmt: Annotated[Literal["md", "json"], Query(alias="format")] = "md",
+) -> Response:
+    """Download the session: ``md`` is a readable transcript, ``json`` is complete and can
+    be imported again with ``POST /api/import/json``."""
+    chat = store.get_session(state.engine, session_id)
+    if fmt == "json":
+        body = exporter.dumps(exporter.export_document(state.engine, state.events, session_id))
+    else:
+        body = exporter.export_markdown(state.engine, state.events, session_id)
+    disposition = exporter.content_disposition(chat.title, chat.id, fmt)
+    return Response(
+        content=body.encode("utf-8"),
+        media_type=_MEDIA_TYPES[fmt],
+        headers={"Content-Disposition": disposition},
+    )
+
+
+# The body is read by hand (raw JSON or a form upload), so it is described here for /docs.
+_EXPORT_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"file": {"type": "string", "format": "binary"}},
+                    "required": ["file"],
+                }
+            },
+        },
+    }
+}
+
+
+@router.post("/import/json", status_code=201, tags=["history"], openapi_extra=_EXPORT_BODY)
+async def import_json(request: Request, state: StateDep) -> JsonImportOut:
+    """Import a JSON export as a new session. Send the file as the request body, or as
+    the ``file`` field of a multipart form."""
+    document = _parse_json(await _uploaded_bytes(request))
+    chat = await importer.import_json_export(state.engine, state.events, document)
+    return JsonImportOut(
+        session=SessionPublic.model_validate(chat, from_attributes=True),
+        events_added=state.events.last_seq(chat.id),
+    )
+
+
+@router.post("/import/claude", tags=["history"])
+async def import_claude(state: StateDep, body: ClaudeImportIn | None = None) -> ClaudeImportReport:
+    """Import Claude Code's transcripts; importing again adds only what is new."""
+    if body is not None and body.path:
+        path = Path(body.path).expanduser()
+        if not path.is_absolute():
+            raise ValidationFailed("path", "must be an absolute path")
+    else:
+        path = importer.default_projects_dir(state.settings)
+    return await importer.import_claude(state.engine, state.events, path)
+
+
+async def _uploaded_bytes(request: Request) -> bytes:
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        form = await request.form()
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise ValidationFailed("file", "send the export as the form field 'file'")
+        return await upload.read()
+    return await request.body()
+
+
+def _parse_json(raw: bytes) -> Any:
+    if not raw.strip():
+        raise ValidationFailed("file", "the request has no body; send an exported .json file")
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
