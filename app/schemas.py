@@ -190,7 +190,7 @@ class ProfilePublic(BaseModel):
 class RuleIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    rule: str
+    rule: str = Field(max_length=500)
     decision: Literal["allow", "deny"]
 
     @field_validator("rule")

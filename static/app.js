@@ -1,4 +1,5 @@
-// Angelia page behaviour: composer keys, the live transcript, copy buttons.
+// Angelia page behaviour: composer keys, the live transcript, copy buttons, permission
+// cards (keyboard answers, time waiting), the approvals badge and notifications.
 // Loaded with `defer` under `script-src 'self'`: no inline handlers anywhere, everything
 // is wired here by id, class or data attribute.
 (function () {
@@ -98,6 +99,328 @@
     }, 1500);
   }
 
+  // ---- pending approvals: badge, tab title, desktop notifications -----------------
+
+  // The title's "(n) " prefix is the badge count: approvals waiting in any session.
+  var baseTitle = document.title.replace(/^\(\d+\)\s*/, "");
+  var badgeCount = -1;
+
+  function readBadge() {
+    var el = document.querySelector("#pending-badge [data-count]");
+    return el ? parseInt(el.getAttribute("data-count"), 10) || 0 : 0;
+  }
+
+  function showBadgeCount(count) {
+    document.title = (count ? "(" + count + ") " : "") + baseTitle;
+    var grew = badgeCount >= 0 && count > badgeCount;
+    badgeCount = count;
+    return grew;
+  }
+
+  // Asks the sidebar badge to poll now instead of at its next tick.
+  function refreshBadge() {
+    if (window.htmx && document.getElementById("pending-badge")) {
+      htmx.trigger(document.body, "angelia-pending");
+    }
+  }
+
+  function canNotify() {
+    return "Notification" in window && Notification.permission === "granted";
+  }
+
+  function notify(title, body, tag) {
+    if (!canNotify()) {
+      return;
+    }
+    try {
+      var note = new Notification(title, { body: body, tag: tag });
+      note.onclick = function () {
+        window.focus();
+        note.close();
+      };
+    } catch (err) {
+      // Some platforms only allow notifications from a service worker; the title
+      // badge still shows the count.
+    }
+  }
+
+  function initBadge() {
+    showBadgeCount(readBadge());
+    document.body.addEventListener("htmx:afterSwap", function (evt) {
+      var slot = document.getElementById("pending-badge");
+      if (!slot || evt.detail.target !== slot) {
+        return;
+      }
+      var count = readBadge();
+      var grew = showBadgeCount(count);
+      // The session page notifies from the request itself, with its details.
+      if (grew && document.hidden && !document.getElementById("transcript")) {
+        notify(
+          "Angelia: approval needed",
+          count + (count === 1 ? " request is" : " requests are") + " waiting for you",
+          "angelia-pending"
+        );
+      }
+    });
+  }
+
+  function initNotifyButton() {
+    var button = document.getElementById("notify-btn");
+    if (!button || !("Notification" in window)) {
+      return;
+    }
+    // Permission can only be asked for from a user's click, and only once.
+    button.hidden = Notification.permission !== "default";
+    button.addEventListener("click", function () {
+      var asked = Notification.requestPermission(function () {
+        button.hidden = Notification.permission !== "default";
+      });
+      if (asked && asked.then) {
+        asked.then(function () {
+          button.hidden = Notification.permission !== "default";
+        });
+      }
+    });
+  }
+
+  // ---- permission cards: time waiting, keyboard answers ----------------------------
+
+  var TYPING = "input, textarea, select, [contenteditable]:not([contenteditable='false'])";
+  var CONTROLS = "a[href], button, summary, [role='button']";
+  var WAIT_TICK_MS = 1000;
+
+  function pendingCards() {
+    return document.querySelectorAll('.perm[data-status="pending"]');
+  }
+
+  function pad(n) {
+    return (n < 10 ? "0" : "") + n;
+  }
+
+  function waitText(ms) {
+    var total = Math.max(0, Math.floor(ms / 1000));
+    var hours = Math.floor(total / 3600);
+    var minutes = Math.floor((total % 3600) / 60);
+    var clock = (hours ? hours + ":" + pad(minutes) : String(minutes)) + ":" + pad(total % 60);
+    return "waiting " + clock;
+  }
+
+  function tickWaits() {
+    var nodes = document.querySelectorAll('.perm[data-status="pending"] .perm-wait[data-since]');
+    var now = Date.now();
+    for (var i = 0; i < nodes.length; i++) {
+      var since = Date.parse(nodes[i].getAttribute("data-since"));
+      if (!isNaN(since)) {
+        nodes[i].textContent = waitText(now - since);
+      }
+    }
+  }
+
+  // Clicking the real button keeps one code path: htmx sends the form with the
+  // button's name and value, and swaps the answered card in.
+  function answer(card, decision) {
+    var form = card.querySelector(".perm-actions");
+    if (!form || form.classList.contains("htmx-request")) {
+      return;
+    }
+    var button = form.querySelector('button[name="decision"][value="' + decision + '"]');
+    if (!button) {
+      return;
+    }
+    // htmx wires up swapped-in content only when it settles, a few ms later; a key
+    // pressed in between would otherwise submit the form natively (a page load).
+    if (window.htmx) {
+      htmx.process(form);
+    }
+    button.click();
+  }
+
+  function initShortcuts() {
+    document.addEventListener("keydown", function (evt) {
+      if (evt.key !== "Enter" && evt.key !== "Escape") {
+        return;
+      }
+      if (evt.defaultPrevented || evt.isComposing || evt.altKey || evt.ctrlKey || evt.metaKey) {
+        return;
+      }
+      var target = evt.target instanceof Element ? evt.target : null;
+      if (!target || evt.shiftKey) {
+        return;
+      }
+      var own = target.closest('.perm[data-status="pending"]');
+      // The browser would submit with the form's first button (Allow once); a message
+      // typed here is meant for Deny.
+      if (own && evt.key === "Enter" && target.matches(".perm-message input")) {
+        evt.preventDefault();
+        answer(own, "deny");
+        return;
+      }
+      if (target.closest(TYPING) || (target !== own && target.closest(CONTROLS))) {
+        return;
+      }
+      var card = own || pendingCards()[0];
+      if (!card) {
+        return;
+      }
+      evt.preventDefault();
+      answer(card, evt.key === "Enter" ? "allow_once" : "deny");
+    });
+
+    // A card answered from the keyboard is replaced; focus moves on to the next one
+    // instead of falling back to the top of the page.
+    var refocus = null;
+    document.body.addEventListener("htmx:beforeSwap", function (evt) {
+      var target = evt.detail.target;
+      var inCard =
+        target &&
+        target.classList &&
+        target.classList.contains("perm") &&
+        target.contains(document.activeElement);
+      refocus = inCard ? target.id : null;
+    });
+    document.body.addEventListener("htmx:afterSwap", function () {
+      if (refocus) {
+        var id = refocus;
+        refocus = null;
+        focusNextCard(document.getElementById(id));
+      }
+    });
+
+    // A failed answer (server down, bad request) says so on the card itself.
+    document.body.addEventListener("htmx:afterRequest", function (evt) {
+      var form = evt.detail.elt;
+      if (evt.detail.successful || !form.classList || !form.classList.contains("perm-actions")) {
+        return;
+      }
+      var card = form.closest(".perm");
+      var box = card.querySelector(".notice") || document.createElement("p");
+      box.className = "notice";
+      box.setAttribute("role", "alert");
+      box.textContent = responseMessage(evt.detail.xhr, "The answer was not recorded.");
+      card.appendChild(box);
+    });
+
+    window.setInterval(tickWaits, WAIT_TICK_MS);
+    tickWaits();
+  }
+
+  // Focus stays out of text fields so Enter and Escape keep answering: the next
+  // pending card if there is one, else the card just answered.
+  function focusNextCard(answered) {
+    var next = pendingCards()[0] || answered;
+    if (next) {
+      if (!next.hasAttribute("tabindex")) {
+        next.setAttribute("tabindex", "-1");
+      }
+      next.focus({ preventScroll: next === answered });
+    }
+  }
+
+  // Collapses a pending card to the one line a decided card shows, from the
+  // permission_decision fragment (another tab, a rule, the mode, a timeout…).
+  function collapseCard(card, line) {
+    var hadFocus = card.contains(document.activeElement);
+    var allowed = (line.getAttribute("data-decision") || "").indexOf("allow") === 0;
+    var head = card.querySelector(".perm-head");
+    var details = document.createElement("details");
+    details.className = "perm-line";
+    var summary = document.createElement("summary");
+    var mark = document.createElement("span");
+    mark.className = "mark";
+    mark.setAttribute("aria-hidden", "true");
+    mark.textContent = allowed ? "\u2713" : "\u2717";
+    summary.appendChild(mark);
+    [".tool", ".perm-title"].forEach(function (selector) {
+      var part = head ? head.querySelector(selector) : null;
+      if (part) {
+        summary.appendChild(document.createTextNode(" "));
+        summary.appendChild(part);
+      }
+    });
+    var outcome = document.createElement("span");
+    outcome.className = "outcome";
+    var text = line.querySelector(".decision-text");
+    // These nodes come from the server's autoescaped fragment, parsed inertly.
+    while (text && text.firstChild) {
+      outcome.appendChild(text.firstChild);
+    }
+    summary.appendChild(document.createTextNode(" "));
+    summary.appendChild(outcome);
+    details.appendChild(summary);
+    var message = line.querySelector(".decision-message");
+    if (message) {
+      var said = document.createElement("p");
+      said.className = "perm-reason";
+      said.textContent = "Message: " + message.textContent.replace(/^\s*\u2014\s*/, "");
+      details.appendChild(said);
+    }
+    Array.prototype.slice.call(card.children).forEach(function (child) {
+      if (child !== head && !child.classList.contains("perm-actions")) {
+        details.appendChild(child);
+      }
+    });
+    while (card.firstChild) {
+      card.removeChild(card.firstChild);
+    }
+    card.appendChild(details);
+    card.className = "perm decided " + (allowed ? "is-allowed" : "is-denied");
+    card.setAttribute("data-status", "decided");
+    ["tabindex", "role", "aria-labelledby", "aria-describedby"].forEach(function (name) {
+      card.removeAttribute(name);
+    });
+    if (hadFocus) {
+      focusNextCard(card);
+    }
+  }
+
+  // ---- permission mode selector -------------------------------------------------
+
+  var BYPASS = "bypassPermissions";
+
+  function initModeForm() {
+    var form = document.getElementById("mode-form");
+    var select = form ? form.querySelector("select[name=mode]") : null;
+    var confirm = document.getElementById("mode-confirm");
+    if (!select) {
+      return;
+    }
+    function sync() {
+      // The confirmation only matters for bypass; without this script it is always shown.
+      if (confirm) {
+        confirm.hidden = select.value !== BYPASS || form.getAttribute("data-mode") === BYPASS;
+      }
+    }
+    select.addEventListener("change", sync);
+    sync();
+  }
+
+  function showMode(mode) {
+    var form = document.getElementById("mode-form");
+    var select = form ? form.querySelector("select[name=mode]") : null;
+    var bypass = mode === BYPASS;
+    if (form) {
+      form.setAttribute("data-mode", mode);
+      var problem = document.getElementById("mode-error");
+      if (problem) {
+        problem.remove();
+      }
+    }
+    if (select) {
+      select.value = mode;
+      select.className = "mode mode-" + mode;
+      select.dispatchEvent(new Event("change"));
+    }
+    document.body.classList.toggle("is-bypass", bypass);
+    var head = document.getElementById("session-head");
+    if (head) {
+      head.classList.toggle("is-bypass", bypass);
+    }
+    var flag = document.getElementById("bypass-flag");
+    if (flag) {
+      flag.hidden = !bypass;
+    }
+  }
+
   // ---- composer -----------------------------------------------------------------
 
   function initComposer() {
@@ -179,8 +502,8 @@
     var jump = document.getElementById("jump");
     var notice = document.getElementById("conn-notice");
     var lastSeq = parseInt(log.getAttribute("data-last-seq") || "0", 10) || 0;
-    var baseTitle = document.title.replace(/^\(\d+\)\s*/, "");
     var follow = true;
+    var localPending = -1;
     var noticeTimer = null;
 
     function atBottom() {
@@ -208,14 +531,30 @@
     }
 
     function updatePending() {
-      var count = log.querySelectorAll('.perm[data-status="pending"]').length;
-      document.title = (count ? "(" + count + ") " : "") + baseTitle;
+      var cards = log.querySelectorAll('.perm[data-status="pending"]');
+      var count = cards.length;
       var note = document.getElementById("pending-note");
       var number = document.getElementById("pending-count");
       if (note && number) {
         number.textContent = String(count);
         note.hidden = count === 0;
       }
+      var hint = document.getElementById("composer-hint");
+      if (hint) {
+        hint.hidden = count === 0;
+      }
+      // Only the oldest card answers to Enter/Escape, so only it shows the key hints.
+      var marked = log.querySelectorAll(".perm.is-next");
+      for (var i = 0; i < marked.length; i++) {
+        marked[i].classList.remove("is-next");
+      }
+      if (count) {
+        cards[0].classList.add("is-next");
+      }
+      if (localPending >= 0 && count !== localPending) {
+        refreshBadge();
+      }
+      localPending = count;
     }
 
     log.addEventListener("scroll", function () {
@@ -278,16 +617,92 @@
         return;
       }
       var form = card.querySelector(".perm-actions");
-      if (form) {
-        form.remove();
+      if (form && form.classList.contains("htmx-request")) {
+        return; // answered from this tab: the response replaces the whole card
       }
-      card.setAttribute("data-status", "decided");
-      card.classList.remove("pending");
-      card.classList.add("decided");
-      var badge = card.querySelector(".perm-badge");
-      var text = line.querySelector(".decision-text");
-      if (badge && text) {
-        badge.textContent = text.textContent;
+      collapseCard(card, line);
+    }
+
+    function onPermissionRequest(data) {
+      if (!document.hidden) {
+        return;
+      }
+      var card = parseFragment(data).querySelector(".perm");
+      if (!card) {
+        return;
+      }
+      var tool = card.querySelector(".tool");
+      var title = card.querySelector(".perm-title");
+      notify(
+        "Approval needed: " + (tool ? tool.textContent : "a tool"),
+        (title ? title.textContent + "\n" : "") + baseTitle,
+        "angelia-" + card.getAttribute("data-pid")
+      );
+    }
+
+    function onQueue(data) {
+      var event = parseFragment(data).querySelector("[data-queue-event]");
+      if (!event) {
+        return;
+      }
+      var outcome = event.getAttribute("data-queue-event");
+      var text = (event.querySelector(".queue-text") || event).textContent;
+      // The manager sends queued messages oldest first, so the first match is the one.
+      var waiting = log.querySelectorAll('.msg.user[data-queue="waiting"]');
+      for (var i = 0; i < waiting.length; i++) {
+        var bubble = waiting[i].querySelector(".bubble");
+        if (bubble && bubble.textContent === text) {
+          setQueued(waiting[i], outcome);
+          return;
+        }
+      }
+    }
+
+    function setQueued(message, outcome) {
+      message.setAttribute("data-queue", outcome);
+      message.classList.remove("queue-waiting");
+      message.classList.add("queue-" + outcome);
+      var label = message.querySelector(".queue-label");
+      if (!label) {
+        return;
+      }
+      if (outcome === "sent") {
+        label.remove();
+      } else {
+        label.textContent = label.getAttribute("data-dropped") || "not sent";
+      }
+    }
+
+    // A page of earlier events may hold queued messages whose outcome the server
+    // rendered on a later page; replaying the queue events in order settles them.
+    function settleQueues() {
+      var nodes = log.querySelectorAll('.msg.user[data-queue], [data-queue-event]:not([data-settled])');
+      var waiting = [];
+      for (var i = 0; i < nodes.length; i++) {
+        var node = nodes[i];
+        if (node.hasAttribute("data-queue")) {
+          if (node.getAttribute("data-queue") === "waiting") {
+            waiting.push(node);
+          }
+          continue;
+        }
+        var text = (node.querySelector(".queue-text") || node).textContent;
+        for (var j = 0; j < waiting.length; j++) {
+          var bubble = waiting[j].querySelector(".bubble");
+          if (bubble && bubble.textContent === text) {
+            setQueued(waiting[j], node.getAttribute("data-queue-event"));
+            node.setAttribute("data-settled", "");
+            waiting.splice(j, 1);
+            break;
+          }
+        }
+      }
+    }
+
+    function onModeChanged(data) {
+      var el = parseFragment(data).querySelector("[data-mode]");
+      if (el) {
+        showMode(el.getAttribute("data-mode"));
       }
     }
 
@@ -394,6 +809,17 @@
         case "permission_decision":
           markDecided(msg.data);
           return;
+        case "permission_request":
+          onPermissionRequest(msg.data);
+          return;
+        case "queued_sent":
+        case "queued_dropped":
+          evt.preventDefault();
+          onQueue(msg.data);
+          return;
+        case "mode_changed":
+          onModeChanged(msg.data);
+          return;
         case "tool_result":
           onToolResult(msg.data);
           return;
@@ -412,6 +838,7 @@
     log.addEventListener("htmx:sseMessage", function (evt) {
       localiseTimes(log);
       afterNewContent();
+      tickWaits();
     });
 
     log.addEventListener("htmx:sseError", function (evt) {
@@ -442,8 +869,14 @@
       }
     });
 
-    // A decision made in this tab swaps the card; the title count follows.
-    document.body.addEventListener("htmx:afterSwap", updatePending);
+    // A decision made in this tab swaps the card; the counts follow.
+    document.body.addEventListener("htmx:afterSwap", function (evt) {
+      var target = evt.detail.target;
+      if (target && target.classList && target.classList.contains("earlier")) {
+        settleQueues();
+      }
+      updatePending();
+    });
 
     // Long sessions open at the end, unless a permalink (#e-<seq>) asks for an event.
     var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
@@ -459,6 +892,10 @@
   function init() {
     initMenu();
     initCopyButtons();
+    initBadge();
+    initNotifyButton();
+    initShortcuts();
+    initModeForm();
     initComposer();
     initTranscript();
     localiseTimes(document);

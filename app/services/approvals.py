@@ -19,7 +19,7 @@ from app.db.models import PermissionRequest, Profile
 from app.errors import ConflictError
 from app.services import rulebook
 from app.services.permissions import PermissionService
-from app.services.rules import decide_by_rules, suggest_rule
+from app.services.rules import Rule, decide_by_rules, suggest_rule
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,12 @@ class Approvals:
         rule: str | None = None
         if choice == "allow_always" and row.status == "pending":
             rule = suggest_rule(row.tool, row.input, profile.cwd)
+            try:
+                Rule.parse(rule)
+            except ValueError:
+                # Some commands cannot be written as a rule (unbalanced parentheses);
+                # the call is then allowed once and nothing is remembered.
+                rule = None
         decided = await self.permissions.decide(
             permission_id, choice, message=message, source="user", rule=rule
         )

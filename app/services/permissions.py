@@ -22,6 +22,7 @@ from app.db.models import ChatSession, PermissionRequest, utcnow
 from app.errors import ConflictError, NotFoundError
 from app.services.eventlog import EventLog
 from app.services.preview import build_preview
+from app.services.rules import suggest_rule
 
 Deliver = Callable[[str, str, PermissionAnswer], Awaitable[None]]
 
@@ -96,6 +97,7 @@ class PermissionService:
                 "blocked_path": asked.blocked_path,
                 "tool_call_id": asked.tool_call_id,
                 "preview": build_preview(asked.tool, asked.input, cwd),
+                "always_rule": suggest_rule(asked.tool, asked.input, cwd),
                 "status": "pending",
             },
         )

@@ -143,15 +143,15 @@ def suggest_rule(tool: str, tool_input: dict[str, Any], cwd: str) -> str:
             words = command.split()
         if not words:
             return "Bash"
-        # `git add x` → `git add:*`; `touch a` → `touch:*` (a path is not part of the prefix)
-        prefix = words[:1]
-        if (
-            len(words) > 1
-            and words[0] in _SUBCOMMAND_TOOLS
-            and re.match(r"^[a-z][a-z0-9-]*$", words[1])
-        ):
-            prefix = words[:2]
-        return f"Bash({' '.join(prefix)}:*)"
+        # `git add x` → `git add:*`; `touch a` → `touch:*`. Anything else is remembered
+        # exactly: `rm -rf build` must not become permission for every `rm`.
+        if words[0] in _SUBCOMMAND_TOOLS:
+            if len(words) > 1 and re.match(r"^[a-z][a-z0-9-]*$", words[1]):
+                return f"Bash({words[0]} {words[1]}:*)"
+            return f"Bash({command})"
+        if words[0] in _CREATE_ONLY_TOOLS:
+            return f"Bash({words[0]}:*)"
+        return f"Bash({command})"
     if tool in FILE_TOOLS:
         path = file_path_of(tool_input)
         if path:
@@ -163,6 +163,10 @@ def suggest_rule(tool: str, tool_input: dict[str, Any], cwd: str) -> str:
     return tool
 
 
+# Commands that only create or read things; a prefix rule for them is a small grant.
+_CREATE_ONLY_TOOLS = frozenset(
+    {"touch", "mkdir", "ls", "cat", "head", "tail", "wc", "echo", "pwd", "grep", "rg", "find"}
+)
 _SUBCOMMAND_TOOLS = frozenset(
     {
         "git", "npm", "npx", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip",

@@ -121,6 +121,7 @@ async def session_page(session_id: str, request: Request, state: StateDep) -> HT
         "last_seq": events[-1]["seq"] if events else 0,
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
+        "permission_modes": list(PERMISSION_MODES),
     }
     return state.templates.TemplateResponse(request, "session.html", context)
 

@@ -49,6 +49,13 @@ EVENT_KINDS: tuple[str, ...] = (
     "mode_changed",
     "error",
     "status",
+    "queued_sent",
+    "queued_dropped",
+    "note",
+    "plan",
+    "usage",
+    "commands",
+    "title",
 )
 # EventSource also fires "error" for connection failures, so a stored ``error`` event is
 # better sent under another name (``sse_event_name``); the page listens to both.
@@ -75,6 +82,7 @@ SOURCE_LABELS: dict[str, str] = {
     "mode": "by the permission mode",
     "timeout": "after waiting too long",
     "cancel": "",
+    "restart": "when the server restarted",
 }
 # Symbols from the basic fonts every desktop has; emoji may be missing offline. U+FE0E
 # asks for the text form where a platform would otherwise draw an emoji.

@@ -1,0 +1,101 @@
+"""Playwright driving Debian's Chromium against a live server with the fake claude.
+
+Each test gets a fresh browser context (its own cookies and storage). The page records
+console errors, uncaught exceptions and Content-Security-Policy violations so a test
+can assert that a page ran cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, ConsoleMessage, Error, Page, async_playwright
+
+from tests.conftest import TOKEN, LiveServer
+
+CHROMIUM = os.environ.get("ANGELIA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 10_000
+# Runs before any page script; CSP does not apply to it, so it sees every violation.
+CSP_PROBE = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline"));
+});
+"""
+
+
+@dataclass
+class PageLog:
+    """What went wrong in the page, as the browser reported it."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+    def on_console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.console_errors.append(message.text)
+
+    def on_page_error(self, error: Error) -> None:
+        self.page_errors.append(str(error))
+
+
+@dataclass
+class Browsing:
+    page: Page
+    server: LiveServer
+    log: PageLog
+
+    async def sign_in(self, path: str = "/") -> None:
+        """Open the printed-URL form of ``path``; the app sets its cookie and redirects."""
+        sep = "&" if "?" in path else "?"
+        await self.page.goto(f"{self.server.url}{path}{sep}token={TOKEN}")
+        assert self.page.url == f"{self.server.url}{path}"
+
+    async def csp_violations(self) -> list[str]:
+        found = await self.page.evaluate("window.__cspViolations || []")
+        return [str(v) for v in found]
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(
+            f"no Chromium at {CHROMIUM} (install Debian's chromium or set ANGELIA_CHROMIUM)"
+        )
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@pytest.fixture
+async def browsing(browser: Browser, server: LiveServer) -> AsyncIterator[Browsing]:
+    context = await browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(CSP_PROBE)
+    page = await context.new_page()
+    log = PageLog()
+    page.on("console", log.on_console)
+    page.on("pageerror", log.on_page_error)
+    try:
+        yield Browsing(page=page, server=server, log=log)
+    finally:
+        # Closing first ends the page's event stream, so the server stops promptly.
+        await context.close()
