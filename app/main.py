@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app import __version__
 from app.db.engine import open_database
-from app.errors import AppError
+from app.errors import AppError, ValidationFailed
 from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
 from app.services.manager import SessionManager
@@ -69,6 +69,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(AppError)
     async def _app_error(request: Request, exc: AppError) -> Response:
         if request.url.path.startswith("/api/"):
+            if isinstance(exc, ValidationFailed):
+                # The same shape as request-validation errors, so clients parse one format.
+                field = {"field": exc.field, "message": exc.message.removeprefix(f"{exc.field}: ")}
+                return JSONResponse({"detail": [field]}, status_code=422)
             return JSONResponse({"detail": exc.message}, status_code=exc.status)
         context = {
             "request": request,

@@ -66,6 +66,8 @@ class ToolResult(BrainEvent):
     tool_call_id: str
     output: str
     is_error: bool = False
+    # Files the tool touched, when the backend reports them (ACP ``locations``).
+    locations: tuple[str, ...] = ()
 
 
 PermissionChoice = Literal["allow_once", "allow_always", "deny", "deny_stop", "cancelled"]
@@ -164,3 +166,41 @@ class BrainExited(BrainEvent):
     exit_code: int | None
     expected: bool = True
     stderr_tail: str = ""
+
+
+@dataclass(frozen=True)
+class Plan(BrainEvent):
+    """The agent's current plan; each event replaces the previous one as a whole.
+
+    ``entries`` are ``{"content", "priority", "status"}`` dicts, priority one of
+    high/medium/low and status one of pending/in_progress/completed.
+    """
+
+    kind: ClassVar[str] = "plan"
+    entries: tuple[JsonDict, ...] = ()
+
+
+@dataclass(frozen=True)
+class Usage(BrainEvent):
+    """Context window use (tokens) and, if the backend knows it, the session's cost so far."""
+
+    kind: ClassVar[str] = "usage"
+    used: int = 0
+    size: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Commands(BrainEvent):
+    """The slash commands the backend offers now (replaces the previous list)."""
+
+    kind: ClassVar[str] = "commands"
+    commands: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TitleChanged(BrainEvent):
+    """The backend named (or renamed) the conversation; empty clears the title."""
+
+    kind: ClassVar[str] = "title"
+    title: str = ""

@@ -53,7 +53,7 @@ class LiveBrain:
     pump: asyncio.Task[None] | None = None
     last_activity: float = field(default_factory=time.monotonic)
     turn_active: bool = False
-    last_total_cost: float = 0.0
+    last_total_cost: float | None = None
     stopping: bool = False
 
 
@@ -329,13 +329,18 @@ class SessionManager:
         payload = event.payload()
         # Claude reports the process's running total; store the turn's own share.
         turn_cost = None
+        chat = store.get_session(self._engine, session_id)
         if event.cost_usd is not None:
+            if live.last_total_cost is None:
+                # First report of this process: a backend whose total spans earlier
+                # processes (a resumed ACP session) has already been counted up to here.
+                cumulative = chat.cost_usd > 0 and event.cost_usd >= chat.cost_usd
+                live.last_total_cost = chat.cost_usd if cumulative else 0.0
             turn_cost = max(event.cost_usd - live.last_total_cost, 0.0)
             live.last_total_cost = event.cost_usd
         payload["cost_usd"] = turn_cost
         self.events.append(session_id, "turn_end", payload)
         live.turn_active = False
-        chat = store.get_session(self._engine, session_id)
         usage = event.usage or {}
         store.update_session(
             self._engine,

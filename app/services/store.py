@@ -10,6 +10,7 @@ from sqlalchemy import and_, delete, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.brains import check_profile
 from app.db.models import ChatSession, Event, PermissionRequest, Profile, utcnow
 from app.errors import ConflictError, NotFoundError, ValidationFailed
 from app.schemas import ProfileCreate, ProfileUpdate
@@ -18,7 +19,44 @@ from app.services.search import delete_session_index
 TITLE_LENGTH = 80
 
 
+def check_enforceable(
+    backend: str,
+    *,
+    mcp_servers: dict[str, Any],
+    allowed_tools: list[str],
+    disallowed_tools: list[str],
+    command: list[str] | None,
+) -> None:
+    """Refuse a profile that asks for something its backend cannot enforce."""
+    fields = {
+        "mcp_servers": {"has_mcp_servers": bool(mcp_servers)},
+        "disallowed_tools": {"has_disallowed_tools": bool(disallowed_tools)},
+        "allowed_tools": {"has_allowed_tools": bool(allowed_tools)},
+    }
+    for field, flags in fields.items():
+        asked = {
+            "has_mcp_servers": False,
+            "has_disallowed_tools": False,
+            "has_allowed_tools": False,
+        }
+        asked.update(flags)
+        problems = check_profile(backend, **asked)
+        if problems:
+            raise ValidationFailed(field, problems[0])
+    if backend == "acp" and not command:
+        raise ValidationFailed(
+            "command", "the generic ACP backend needs the agent's command, e.g. my-agent --acp"
+        )
+
+
 def create_profile(engine: Engine, *, data: ProfileCreate) -> Profile:
+    check_enforceable(
+        data.backend,
+        mcp_servers=data.mcp_servers,
+        allowed_tools=data.allowed_tools,
+        disallowed_tools=data.disallowed_tools,
+        command=data.command,
+    )
     with Session(engine) as db:
         profile = Profile(**data.model_dump())
         db.add(profile)
@@ -47,6 +85,13 @@ def update_profile(engine: Engine, *, profile_id: str, data: ProfileUpdate) -> P
             raise NotFoundError(f"Profile {profile_id} not found")
         for key, value in data.model_dump(exclude_unset=True).items():
             setattr(profile, key, value)
+        check_enforceable(
+            profile.backend,
+            mcp_servers=profile.mcp_servers,
+            allowed_tools=profile.allowed_tools,
+            disallowed_tools=profile.disallowed_tools,
+            command=profile.command,
+        )
         profile.updated_at = utcnow()
         db.add(profile)
         db.commit()

@@ -87,7 +87,10 @@ async def create_profile(
         data = ProfileCreate.model_validate({**form, "model": model or None})
     except ValidationError as exc:
         return _index(request, state, error=_first_error(exc), form=form, status_code=422)
-    store.create_profile(state.engine, data=data)
+    try:
+        store.create_profile(state.engine, data=data)
+    except AppError as exc:
+        return _index(request, state, error=exc.message, form=form, status_code=exc.status)
     return RedirectResponse("/", status_code=303)
 
 

@@ -92,3 +92,25 @@ async def test_session_create_get_list(client: httpx.AsyncClient, project_dir: P
     assert (await client.get("/api/sessions/nope")).status_code == 404
     r = await client.post("/api/sessions", json={"profile_id": "nope"})
     assert r.status_code == 404
+
+
+async def test_profile_asking_what_its_backend_cannot_enforce_is_refused(
+    client: httpx.AsyncClient, project_dir: Path
+) -> None:
+    mcp = {"srv": {"command": "srv"}}
+    r = await client.post(
+        "/api/profiles",
+        json={"name": "p", "backend": "pi", "cwd": str(project_dir), "mcp_servers": mcp},
+    )
+    assert r.status_code == 422
+    detail = r.json()["detail"][0]
+    assert detail["field"] == "mcp_servers" and "MCP" in detail["message"]
+    r = await client.post(
+        "/api/profiles", json={"name": "p", "backend": "acp", "cwd": str(project_dir)}
+    )
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "command"
+    r = await client.post(
+        "/api/profiles",
+        json={"name": "p", "backend": "claude", "cwd": str(project_dir), "mcp_servers": mcp},
+    )
+    assert r.status_code == 201

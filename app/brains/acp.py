@@ -1,0 +1,419 @@
+"""Any Agent Client Protocol agent as a brain, on the official ``agent-client-protocol`` SDK.
+
+Three layers: ``AgentProcess`` owns the child (own process group, death signal,
+drained stderr), ``AcpSession`` speaks the protocol through the SDK's connection, and
+this brain runs turns and permission questions. Start-up is ``initialize`` →
+``session/new`` (or ``session/resume`` / ``session/load`` for a known session) → the
+profile's permission mode; each ``send()`` is one ``session/prompt``, queued behind
+the one in flight, and ``interrupt()`` is ``session/cancel``.
+
+The catalog (``catalog.toml``) turns this class into one brain per known agent;
+``acp`` itself is the generic one, whose command comes from the profile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import ClassVar
+
+from acp import RequestError
+from acp.schema import PermissionOption as AcpPermissionOption
+from acp.schema import PromptResponse, RequestPermissionResponse, ToolCallUpdate
+
+from app.brains.acp_client import (
+    CANCELLED,
+    AcpClient,
+    OpenQuestions,
+    ProcessTransport,
+    app_options,
+)
+from app.brains.acp_session import RESOURCE_NOT_FOUND, AcpSession, turn_ended
+from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper
+from app.brains.base import Brain, BrainConfig, BrainFacts, Capability, PermissionAnswer
+from app.brains.events import (
+    BrainError,
+    BrainEvent,
+    BrainExited,
+    PermissionAsked,
+    PermissionCancelled,
+    TurnEnded,
+)
+from app.errors import AppError, BrainStartError, ValidationFailed
+from app.errors import BrainError as BrainFailure
+from app.transport import AgentProcess, build_env
+
+log = logging.getLogger(__name__)
+
+__all__ = ["AcpBrain"]
+
+
+class AcpBrain(Brain):
+    """An ACP agent over stdio; a catalog row sets the class attributes per agent."""
+
+    name = "acp"
+    label = "ACP agent"
+    executable = ""
+    install_hint = "Set the profile's command to the agent's ACP launch command."
+    instructions_file = "AGENTS.md"
+    facts = BrainFacts(
+        resume="session/new returns the id; session/resume (or session/load, whose history "
+        "replay is not shown twice) reattaches to it in a new process.",
+        permission_prompt="session/request_permission arrives as a JSON-RPC request with "
+        "allow/reject options; the chosen option id is the answer.",
+        process_lifetime="One process per chat session serving many turns, one "
+        "session/prompt each; session/cancel stops a turn.",
+    )
+    capabilities = frozenset(
+        {
+            Capability.DENY_SINGLE_TOOL,
+            Capability.PER_SESSION_MCP,
+            Capability.PERMISSION_PROMPTS,
+            Capability.RESUME,
+            Capability.SET_MODE_MID_SESSION,
+            Capability.INTERRUPT,
+        }
+    )
+    # Catalog data: the launch command when the profile has none, extra environment, the
+    # app's permission mode names → the agent's mode ids, why a capability is missing.
+    default_argv: ClassVar[tuple[str, ...]] = ()
+    catalog_env: ClassVar[Mapping[str, str]] = {}
+    mode_map: ClassVar[Mapping[str, str]] = {}
+    limits: ClassVar[Mapping[Capability, str]] = {}
+    quirks: ClassVar[str] = ""
+    # How a known session is reopened, in order of preference.
+    resume_methods: ClassVar[tuple[str, ...]] = ("resume", "load")
+    flush_text_on_tool_call: ClassVar[bool] = False
+    # Whether the profile's model and effort go through config options (a brain that
+    # passes them on the command line says no).
+    config_from_profile: ClassVar[bool] = True
+
+    ready_timeout: float = 60.0
+    control_timeout: float = 30.0
+    close_timeout: float = 5.0
+    cancel_timeout: float = 10.0
+
+    def __init__(self, config: BrainConfig) -> None:
+        super().__init__(config)
+        self._process = AgentProcess(name=self.label, install_hint=self.install_hint)
+        cwd = os.path.abspath(config.cwd)
+        self._client = AcpClient(self, cwd)
+        mapper = UpdateMapper(
+            flush_text_on_tool_call=self.flush_text_on_tool_call,
+            mode_names={agent: app for app, agent in self.mode_map.items()},
+        )
+        self._session = AcpSession(
+            label=self.label,
+            cwd=cwd,
+            mapper=mapper,
+            emit=self._emit,
+            control_timeout=self.control_timeout,
+        )
+        self._mapper = mapper
+        self._transport: ProcessTransport | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._prompt: asyncio.Task[PromptResponse] | None = None
+        self._prompts: asyncio.Queue[str] = asyncio.Queue()
+        self._questions = OpenQuestions()
+        self._started = False
+        self._stopping = False
+        self._turn_active = False
+        self._turn_done = asyncio.Event()
+        self._turn_done.set()
+        self._cancel_requested = False
+        self._cancel_timer: asyncio.TimerHandle | None = None
+
+    # -- properties --------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    @property
+    def session_id(self) -> str | None:
+        """The agent's session id, once ``session/new`` (or a resume) has returned."""
+        return self._session.session_id
+
+    @property
+    def config_options(self) -> list[ConfigOption]:
+        """The agent's session config options as last reported (models, modes, …)."""
+        return list(self._mapper.config_options)
+
+    @property
+    def available_modes(self) -> tuple[str, ...]:
+        """The agent's own mode ids (empty if it has none)."""
+        return self._session.available_modes
+
+    @property
+    def current_mode(self) -> str | None:
+        """The agent's current mode id, if it has modes."""
+        return self._mapper.mode_id
+
+    def build_argv(self) -> list[str]:
+        """The agent's command line: the profile's command, else the catalog's."""
+        argv = list(self.config.command or self.default_argv)
+        if not argv:
+            raise BrainStartError(
+                f"{self.label} has no command to run: set the profile's command to the "
+                "agent's ACP launch command (for example: opencode acp)."
+            )
+        return argv
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def start(self) -> None:
+        """Spawn the agent and open its session.
+
+        Raises:
+            AgentNotFoundError: The agent's executable is not installed.
+            BrainStartError: It failed, refused or did not answer before it was ready.
+        """
+        if self._started:
+            return
+        self._started = True
+        env = build_env(os.environ, {**self.catalog_env, **self.config.env})
+        await self._process.start(self.build_argv(), cwd=self._session.cwd, env=env)
+        self._transport = ProcessTransport(self._process)
+        self._session.connect(self._client, self._transport)
+        self._watcher = asyncio.create_task(self._watch())
+        opening = self._session.open(
+            self.config,
+            path=env.get("PATH"),
+            resume_methods=self.resume_methods,
+            mode=self.mode_map.get(self.config.permission_mode, self.config.permission_mode),
+            apply_profile=self.config_from_profile,
+        )
+        try:
+            await asyncio.wait_for(opening, self.ready_timeout)
+        except BaseException as exc:
+            await self._abort()
+            message = self._start_failure(exc)
+            if message is None:
+                raise
+            raise BrainStartError(message, detail=self._process.stderr_tail()) from None
+        self._runner = asyncio.create_task(self._run_turns())
+
+    async def send(self, text: str) -> None:
+        if self._runner is None or self._stopping or not self._process.running:
+            raise BrainFailure(
+                f"{self.label} is not running; send the message again to restart it."
+            )
+        self._prompts.put_nowait(text)
+
+    async def interrupt(self) -> None:
+        """Cancel the current turn (``session/cancel``); queued messages are dropped."""
+        while not self._prompts.empty():
+            self._prompts.get_nowait()
+        if not self._turn_active or self._cancel_requested:
+            return
+        self._cancel_requested = True
+        self._cancel_permissions()
+        try:
+            await self._session.cancel()
+        except ConnectionError:
+            return
+        # Some agents never answer the prompt after a cancel; do not wait for ever.
+        loop = asyncio.get_running_loop()
+        self._cancel_timer = loop.call_later(self.cancel_timeout, self._abandon_turn)
+
+    async def stop(self) -> None:
+        """Close stdin, give the agent ``close_timeout`` s to exit, then kill its group."""
+        self._stopping = True
+        if self._watcher is None:
+            self._close_events()
+            return
+        self._cancel_permissions()
+        await self._process.close(self.close_timeout)
+        await asyncio.shield(self._watcher)
+
+    async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:
+        """Answer one ``session/request_permission``; repeats and unknown ids are ignored."""
+        if not self._questions.answer(request_id, answer):
+            log.info("ignoring an answer to unknown permission request %s", request_id)
+            return
+        if answer.choice == "deny_stop":
+            await self.interrupt()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Switch the agent's mode (``session/set_mode`` or the mode config option).
+
+        Raises:
+            ValidationFailed: The agent has no mode for ``mode``; lists the ones it has.
+        """
+        target = self.mode_map.get(mode, mode)
+        modes = self.available_modes
+        if target not in modes:
+            have = ", ".join(modes) if modes else "none"
+            raise ValidationFailed("mode", f"{self.label} has no {mode!r} mode; its modes: {have}")
+        await self._session.switch_mode(target)
+
+    # -- agent → brain (the client's host) ----------------------------------------------
+    def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
+        self._session.route(session_id, update)
+
+    async def on_permission_request(
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]
+    ) -> RequestPermissionResponse:
+        if session_id != self._session.session_id:
+            raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown"})
+        if self._cancel_requested or self._session.loading or self._stopping:
+            return CANCELLED
+        self._emit_all(self._mapper.tool_update(tool_call))
+        tool = self._mapper.tools[tool_call.tool_call_id]
+        request_id, answered = self._questions.open(options)
+        self._emit(
+            PermissionAsked(
+                request_id=request_id,
+                tool=tool.name,
+                input=tool.input,
+                options=app_options(options),
+                tool_call_id=tool.tool_call_id,
+                title=tool.title,
+            )
+        )
+        try:
+            return await answered
+        finally:
+            if self._questions.withdraw(request_id):
+                # Still open: the connection went away under the question.
+                self._emit(PermissionCancelled(request_id=request_id))
+
+    def on_refused(self, message: str) -> None:
+        self._emit(BrainError(message=message))
+
+    # -- turns -------------------------------------------------------------------------
+    async def _run_turns(self) -> None:
+        while True:
+            text = await self._prompts.get()
+            self._turn_active = True
+            self._turn_done.clear()
+            self._cancel_requested = False
+            try:
+                await self._run_turn(text)
+            finally:
+                self._turn_done.set()
+
+    async def _run_turn(self, text: str) -> None:
+        self._emit_all(self._mapper.new_turn())
+        started = time.monotonic()
+        prompt = self._prompt = asyncio.create_task(self._session.prompt(text))
+        try:
+            await asyncio.wait({prompt})
+        finally:
+            prompt.cancel()
+            self._prompt = None
+            if self._cancel_timer is not None:
+                self._cancel_timer.cancel()
+                self._cancel_timer = None
+        duration_ms = int((time.monotonic() - started) * 1000)
+        exc = None if prompt.cancelled() else prompt.exception()
+        if isinstance(exc, ConnectionError):
+            return  # The process is gone; _watch reports the failed turn.
+        if prompt.cancelled():
+            waited = f"{self.label} did not confirm the cancel within {self.cancel_timeout:g} s."
+            end = TurnEnded(stop_reason="cancelled", duration_ms=duration_ms, errors=(waited,))
+        elif exc is not None:
+            if not isinstance(exc, RequestError):
+                log.error("%s: session/prompt failed", self.label, exc_info=exc)
+                exc = RequestError(-32603, str(exc))
+            message = self._session.request_failed("finish the turn", exc, self.install_hint)
+            self._emit(BrainError(message=message, detail=self._process.stderr_tail()[-2000:]))
+            end = TurnEnded(
+                stop_reason="error", is_error=True, duration_ms=duration_ms, errors=(message,)
+            )
+        else:
+            end = turn_ended(
+                prompt.result(),
+                label=self.label,
+                cancel_requested=self._cancel_requested,
+                cost_usd=self._mapper.cost_usd,
+                duration_ms=duration_ms,
+                result="",
+            )
+        self._emit_all(self._mapper.flush())
+        self._turn_active = False
+        self._emit(replace(end, result=self._mapper.last_text))
+
+    def _abandon_turn(self) -> None:
+        self._cancel_timer = None
+        if self._prompt is not None:
+            self._prompt.cancel()
+
+    def _cancel_permissions(self) -> None:
+        for request_id in self._questions.cancel_all():
+            self._emit(PermissionCancelled(request_id=request_id))
+
+    # -- start-up failures and exit ---------------------------------------------------------
+    def _start_failure(self, exc: BaseException) -> str | None:
+        """The user's message for an exception during start-up (None: re-raise it)."""
+        if isinstance(exc, AppError):
+            return exc.message
+        if isinstance(exc, TimeoutError):
+            return f"{self.label} did not get ready within {self.ready_timeout:g} s."
+        if isinstance(exc, ConnectionError):
+            return self._exit_message()
+        if isinstance(exc, RequestError):
+            resumed = self.config.backend_session_id
+            if resumed and exc.code == RESOURCE_NOT_FOUND:
+                return (
+                    f"{self.label} cannot continue session {resumed}: it does not know it "
+                    "(any more). Start a new chat with this profile."
+                )
+            return self._session.request_failed("start its session", exc, self.install_hint)
+        return None
+
+    async def _abort(self) -> None:
+        self._stopping = True
+        await self._process.close(self.close_timeout)
+        if self._watcher is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._watcher)
+
+    async def _watch(self) -> None:
+        assert self._transport is not None
+        await self._transport.eof.wait()
+        # stdout is closed: the agent is exiting or useless, so make sure it is gone.
+        code = await self._process.close(self.close_timeout)
+        # A turn answered before EOF still ends normally; an unanswered one fails fast
+        # because the SDK rejects requests in flight once the stream has ended.
+        await self._turn_done.wait()
+        mid_turn = self._turn_active or not self._prompts.empty()
+        expected = self._stopping or (code == 0 and not mid_turn)
+        message = self._exit_message()
+        if self._runner is not None:
+            self._runner.cancel()
+        self._cancel_permissions()
+        await self._session.close()
+        tail = self._process.stderr_tail()
+        self._emit_all(self._mapper.flush())
+        if not expected:
+            self._emit(BrainError(message=message, detail=tail, fatal=True))
+        self._emit(BrainExited(exit_code=code, expected=expected, stderr_tail=tail))
+        self._close_events()
+
+    def _exit_message(self) -> str:
+        code = self._process.returncode
+        if code is None:
+            how = "stopped"
+        elif code < 0:
+            how = f"was killed by {_signal_name(-code)}"
+        else:
+            how = f"exited with code {code}"
+        when = " in the middle of a turn" if self._turn_active else ""
+        return f"{self.label} {how}{when}."
+
+    def _emit_all(self, events: Sequence[BrainEvent]) -> None:
+        for event in events:
+            self._emit(event)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

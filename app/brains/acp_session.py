@@ -1,0 +1,325 @@
+"""The protocol layer of the ACP brain: one SDK connection and the session behind it.
+
+``AcpSession`` knows the ACP requests (``initialize``, ``session/new`` / ``resume`` /
+``load``, modes, config options, ``prompt``, ``cancel``) and where each
+``session/update`` goes; it knows nothing of processes, turns or permissions, which
+stay with the brain; ``turn_ended`` reads a ``session/prompt`` answer for it.
+
+Updates are routed by session id. Until ``session/new`` has answered, the id is not
+known and updates are kept, not dropped (some agents announce their commands first).
+While ``session/load`` replays the conversation, updates only refresh state: the app
+has shown that history already.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar, cast
+
+from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent, text_block
+from acp.client.connection import ClientSideConnection
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    PromptResponse,
+    SessionConfigOptionSelect,
+    SessionModeState,
+)
+
+from app import __version__
+from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
+from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
+from app.brains.base import BrainConfig
+from app.brains.events import BackendSession, BrainError, BrainEvent, JsonDict, TurnEnded
+from app.errors import BrainError as BrainFailure
+from app.errors import BrainStartError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["AUTH_REQUIRED", "RESOURCE_NOT_FOUND", "AcpSession", "turn_ended"]
+
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+T = TypeVar("T")
+
+_ERROR_STOPS = {
+    "refusal": "{label} refused this prompt; it and what follows will not be in its context.",
+    "max_tokens": "{label} stopped: it reached its token limit.",
+    "max_turn_requests": "{label} stopped: it reached its limit of model requests per turn.",
+}
+
+
+def turn_ended(
+    response: PromptResponse,
+    *,
+    label: str,
+    cancel_requested: bool,
+    cost_usd: float | None,
+    duration_ms: int,
+    result: str,
+) -> TurnEnded:
+    """The ``TurnEnded`` for a ``session/prompt`` answer; abnormal stops are flagged."""
+    reason = str(response.stop_reason)
+    if cancel_requested and reason == "end_turn":
+        # Some agents finish with end_turn after a cancel (claude-agent-acp PR #694).
+        reason = "cancelled"
+    note = _ERROR_STOPS.get(reason)
+    usage: JsonDict = {}
+    if response.usage is not None:
+        usage = response.usage.model_dump(exclude_none=True, exclude={"field_meta"})
+    return TurnEnded(
+        stop_reason=reason,
+        is_error=note is not None,
+        cost_usd=cost_usd,
+        duration_ms=duration_ms,
+        usage=usage,
+        result=result,
+        errors=(note.format(label=label),) if note else (),
+    )
+
+
+class AcpSession:
+    """One agent connection and its session.
+
+    Args:
+        label: The agent's name in messages.
+        cwd: The session's absolute working directory.
+        mapper: Folds updates into events and holds the session's state.
+        emit: Where events go (the brain's queue).
+        control_timeout: How long a mode or config switch may take.
+    """
+
+    def __init__(
+        self,
+        *,
+        label: str,
+        cwd: str,
+        mapper: UpdateMapper,
+        emit: Callable[[BrainEvent], None],
+        control_timeout: float = 30.0,
+    ) -> None:
+        self.label = label
+        self.cwd = cwd
+        self.mapper = mapper
+        self.control_timeout = control_timeout
+        self.session_id: str | None = None
+        self.capabilities = AgentCapabilities()
+        self.auth_methods: list[str] = []
+        self.modes: SessionModeState | None = None
+        self._emit = emit
+        self._conn: ClientSideConnection | None = None
+        self._early: list[tuple[str, SessionUpdate]] = []
+        self._loading = False
+
+    @property
+    def conn(self) -> ClientSideConnection:
+        if self._conn is None:
+            raise BrainFailure(f"{self.label} has not been started.")
+        return self._conn
+
+    @property
+    def loading(self) -> bool:
+        """Whether ``session/load`` is replaying history right now."""
+        return self._loading
+
+    @property
+    def available_modes(self) -> tuple[str, ...]:
+        """The agent's own mode ids (empty if it has none)."""
+        if self.modes is not None:
+            return tuple(mode.id for mode in self.modes.available_modes)
+        option = self.mapper.mode_option()
+        return select_values(option) if option is not None else ()
+
+    def connect(self, client: AcpClient, transport: ProcessTransport) -> None:
+        # A plain class on purpose (see acp_client); the SDK looks handlers up by name.
+        self._conn = connect_to_agent(cast(Client, client), transport)
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+
+    def sid(self) -> str:
+        if self.session_id is None:
+            raise BrainFailure(f"{self.label} has no session yet.")
+        return self.session_id
+
+    # -- opening ---------------------------------------------------------------------------
+    async def open(
+        self,
+        config: BrainConfig,
+        *,
+        path: str | None,
+        resume_methods: Sequence[str],
+        mode: str,
+        apply_profile: bool,
+    ) -> None:
+        """``initialize``, then a new or reopened session in ``mode`` (an agent mode id).
+
+        Raises:
+            BrainStartError: The agent speaks another protocol version, cannot reopen
+                the session, or cannot take the profile's MCP servers.
+            RequestError: The agent refused a request (e.g. it needs a login).
+        """
+        init = await self.conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                terminal=False,
+            ),
+            client_info=Implementation(name="angelia", title="Angelia", version=__version__),
+        )
+        if init.protocol_version != PROTOCOL_VERSION:
+            raise BrainStartError(
+                f"{self.label} speaks ACP version {init.protocol_version}; Angelia speaks "
+                f"version {PROTOCOL_VERSION}. Install a version of the agent that speaks it."
+            )
+        self.capabilities = init.agent_capabilities or AgentCapabilities()
+        self.auth_methods = [method.name for method in init.auth_methods or []]
+        servers = acp_mcp_servers(
+            config.mcp_servers,
+            self.capabilities.mcp_capabilities,
+            agent=self.label,
+            path=path,
+        )
+        if config.fork:
+            raise BrainStartError(f"{self.label} cannot fork a session.")
+        if config.backend_session_id:
+            await self._reopen(config.backend_session_id, servers, resume_methods)
+        else:
+            response = await self.conn.new_session(cwd=self.cwd, mcp_servers=servers)
+            self._state(response.modes, response.config_options)
+            self.session_id = response.session_id
+            self._emit(BackendSession(backend_session_id=response.session_id))
+            early, self._early = self._early, []
+            for session_id, update in early:
+                self.route(session_id, update)
+        await self._apply_mode(mode)
+        if apply_profile:
+            await self._apply_choice("model", config.model)
+            await self._apply_choice("thought_level", config.reasoning_effort)
+
+    async def _reopen(
+        self, session_id: str, servers: list[McpServer], methods: Sequence[str]
+    ) -> None:
+        session_caps = self.capabilities.session_capabilities
+        self.session_id = session_id
+        for method in methods:
+            if method == "resume" and session_caps is not None and session_caps.resume is not None:
+                resumed = await self.conn.resume_session(
+                    session_id=session_id, cwd=self.cwd, mcp_servers=servers
+                )
+                self._state(resumed.modes, resumed.config_options)
+                return
+            if method == "load" and self.capabilities.load_session:
+                self._loading = True
+                try:
+                    loaded = await self.conn.load_session(
+                        session_id=session_id, cwd=self.cwd, mcp_servers=servers
+                    )
+                finally:
+                    self._loading = False
+                self._state(loaded.modes, loaded.config_options)
+                return
+        raise BrainStartError(
+            f"{self.label} cannot continue session {session_id}: it offers neither "
+            "session/resume nor session/load. Start a new chat with this profile."
+        )
+
+    def _state(
+        self, modes: SessionModeState | None, options: Sequence[ConfigOption] | None
+    ) -> None:
+        self.modes = modes
+        if options is not None:
+            self.mapper.config_options = list(options)
+        if modes is not None:
+            self.mapper.mode_id = modes.current_mode_id
+        elif (option := self.mapper.mode_option()) is not None:
+            self.mapper.mode_id = option.current_value
+
+    async def _apply_mode(self, wanted: str) -> None:
+        modes = self.available_modes
+        if wanted in modes and wanted != self.mapper.mode_id:
+            await self.switch_mode(wanted)
+        elif modes and wanted not in modes:
+            # The app still applies its mode to the questions the agent asks.
+            log.info("%s has no mode %r (it has %s)", self.label, wanted, ", ".join(modes))
+
+    async def _apply_choice(self, category: str, value: str | None) -> None:
+        """Select the profile's model (or effort) if the agent has such a config option."""
+        option = next(
+            (
+                o
+                for o in self.mapper.config_options
+                if isinstance(o, SessionConfigOptionSelect) and o.category == category
+            ),
+            None,
+        )
+        if not value or option is None or option.current_value == value:
+            return
+        choices = select_values(option)
+        if value not in choices:
+            self._emit(
+                BrainError(
+                    message=f"{self.label} has no {option.name.lower()} {value!r}; it keeps "
+                    f"{option.current_value!r}. It offers: {', '.join(choices)}."
+                )
+            )
+            return
+        await self._set_option(option.id, value, f"{option.name.lower()} {value!r}")
+
+    # -- requests ----------------------------------------------------------------------------
+    async def switch_mode(self, mode_id: str) -> None:
+        """Switch with ``session/set_mode``, or the mode config option if that is all."""
+        option = self.mapper.mode_option()
+        if self.modes is None and option is not None:
+            await self._set_option(option.id, mode_id, f"mode {mode_id!r}")
+        else:
+            request = self.conn.set_session_mode(session_id=self.sid(), mode_id=mode_id)
+            await self._control(request, f"mode {mode_id!r}")
+        self.mapper.mode_id = mode_id
+
+    async def prompt(self, text: str) -> PromptResponse:
+        return await self.conn.prompt(session_id=self.sid(), prompt=[text_block(text)])
+
+    async def cancel(self) -> None:
+        await self.conn.cancel(session_id=self.sid())
+
+    async def _set_option(self, config_id: str, value: str, what: str) -> None:
+        request = self.conn.set_config_option(
+            config_id=config_id, session_id=self.sid(), value=value
+        )
+        reply = await self._control(request, what)
+        self.mapper.config_options = list(reply.config_options)
+
+    async def _control(self, request: Awaitable[T], what: str) -> T:
+        try:
+            return await asyncio.wait_for(request, self.control_timeout)
+        except RequestError as exc:
+            raise BrainFailure(f"{self.label} refused {what}: {exc}") from None
+        except TimeoutError:
+            raise BrainFailure(f"{self.label} did not switch to {what} in time.") from None
+        except ConnectionError:
+            raise BrainFailure(f"{self.label} is not running.") from None
+
+    # -- updates -----------------------------------------------------------------------------
+    def route(self, session_id: str, update: SessionUpdate) -> None:
+        if self.session_id is None:
+            self._early.append((session_id, update))
+        elif session_id != self.session_id:
+            log.debug("%s: update for unknown session %s", self.label, session_id)
+        elif self._loading:
+            self.mapper.absorb(update)
+        else:
+            for event in self.mapper.apply(update):
+                self._emit(event)
+
+    def request_failed(self, what: str, exc: RequestError, install_hint: str) -> str:
+        """The user's message for an error answer to one of our requests."""
+        if exc.code == AUTH_REQUIRED:
+            how = f" ({', '.join(self.auth_methods)})" if self.auth_methods else ""
+            return f"{self.label} needs you to log in first{how}. {install_hint}"
+        return f"{self.label} could not {what}: {exc} ({exc.code})."
