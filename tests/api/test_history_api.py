@@ -121,7 +121,9 @@ async def test_bad_requests(client: httpx.AsyncClient, tmp_path: Path) -> None:
     r = await client.post("/api/import/json", content=b"{not json")
     assert r.status_code == 422 and "not valid JSON" in r.json()["detail"][0]["message"]
     r = await client.post("/api/import/json", json={"hello": 1})
-    assert r.status_code == 422 and "not an Angelia session export" in r.json()["detail"][0]["message"]
+    assert (
+        r.status_code == 422 and "not an Angelia session export" in r.json()["detail"][0]["message"]
+    )
     r = await client.post("/api/import/json", files={"other": ("x", b"{}")})
     assert r.status_code == 422 and "'file'" in r.json()["detail"][0]["message"]
     r = await client.post("/api/import/claude", json={"path": str(tmp_path / "none")})
