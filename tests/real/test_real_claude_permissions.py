@@ -217,7 +217,10 @@ async def test_interrupt_cancels_a_pending_request(
     ], blocks
     cancelled = [b for b in blocks if b.get("type") == "tool_result"]
     assert cancelled and cancelled[0]["is_error"] is True, blocks
-    assert "The user stopped the turn." in json.dumps(cancelled[0]["content"])
+    # Our cancel answer and the interrupt race inside the CLI: either our message or the
+    # CLI's own rejection text reaches the model; both say the call did not run.
+    text = json.dumps(cancelled[0]["content"])
+    assert "The user stopped the turn." in text or "rejected" in text, text
     answers = [a["text"] for a in of_kind(later, "assistant_message")]
     assert answers == [calls[0]["reply"]["text"]], answers
     session = (await client.get(f"/api/sessions/{sid}")).json()
