@@ -19,7 +19,7 @@ from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
 from app.services.manager import SessionManager
 from app.settings import Settings
-from app.web import api, api_history, pages, pages_review
+from app.web import api, api_history, pages, pages_history, pages_profiles, pages_review
 from app.web.deps import AppState
 from app.web.render import make_templates
 from app.web.security import SecurityMiddleware, csrf_token_for, load_or_create_token
@@ -64,6 +64,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_history.router)
     app.include_router(pages.router)
     app.include_router(pages_review.router)
+    app.include_router(pages_profiles.router)
+    app.include_router(pages_history.router)
     app.add_middleware(SecurityMiddleware, settings=settings, token=token)
 
     @app.exception_handler(AppError)

@@ -24,8 +24,8 @@ from dataclasses import replace
 from typing import ClassVar
 
 from acp import RequestError
+from acp.schema import AllowedOutcome, PromptResponse, RequestPermissionResponse, ToolCallUpdate
 from acp.schema import PermissionOption as AcpPermissionOption
-from acp.schema import PromptResponse, RequestPermissionResponse, ToolCallUpdate
 
 from app.brains.acp_client import (
     CANCELLED,
@@ -129,6 +129,8 @@ class AcpBrain(Brain):
         self._turn_done.set()
         self._cancel_requested = False
         self._cancel_timer: asyncio.TimerHandle | None = None
+        # Tool calls of this turn whose permission question was not allowed.
+        self._refused: dict[str, None] = {}
 
     # -- properties --------------------------------------------------------------------
     @property
@@ -277,11 +279,14 @@ class AcpBrain(Brain):
             )
         )
         try:
-            return await answered
+            response = await answered
         finally:
             if self._questions.withdraw(request_id):
                 # Still open: the connection went away under the question.
                 self._emit(PermissionCancelled(request_id=request_id))
+        if not _allows(response, options):
+            self._refused[tool.tool_call_id] = None
+        return response
 
     def on_refused(self, message: str) -> None:
         self._emit(BrainError(message=message))
@@ -335,6 +340,8 @@ class AcpBrain(Brain):
                 duration_ms=duration_ms,
                 result="",
             )
+        refused, self._refused = self._refused, {}
+        self._emit_all(self._mapper.close_tools(refused, _NOT_RUN))
         self._emit_all(self._mapper.flush())
         self._turn_active = False
         self._emit(replace(end, result=self._mapper.last_text))
@@ -410,6 +417,18 @@ class AcpBrain(Brain):
     def _emit_all(self, events: Sequence[BrainEvent]) -> None:
         for event in events:
             self._emit(event)
+
+
+_NOT_RUN = "Not run: the tool call was denied or cancelled."
+
+
+def _allows(response: RequestPermissionResponse, options: Sequence[AcpPermissionOption]) -> bool:
+    """Whether an answer to ``session/request_permission`` lets the tool run."""
+    outcome = response.outcome
+    if not isinstance(outcome, AllowedOutcome):
+        return False
+    kind = next((o.kind for o in options if o.option_id == outcome.option_id), "")
+    return kind.startswith("allow")
 
 
 def _signal_name(number: int) -> str:

@@ -8,7 +8,9 @@ stay with the brain; ``turn_ended`` reads a ``session/prompt`` answer for it.
 Updates are routed by session id. Until ``session/new`` has answered, the id is not
 known and updates are kept, not dropped (some agents announce their commands first).
 While ``session/load`` replays the conversation, updates only refresh state: the app
-has shown that history already.
+has shown that history already. The replay should come before the load's answer, but an
+agent may still be sending it afterwards (gemini-cli 0.61 streams it from a task it does
+not wait for), so the replay counts as over only once the updates pause.
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ class AcpSession:
         mapper: Folds updates into events and holds the session's state.
         emit: Where events go (the brain's queue).
         control_timeout: How long a mode or config switch may take.
+        replay_quiet: After ``session/load`` has answered, how long updates must pause
+            before the replay counts as over.
+        replay_limit: The longest that wait may take.
     """
 
     def __init__(
@@ -101,11 +106,15 @@ class AcpSession:
         mapper: UpdateMapper,
         emit: Callable[[BrainEvent], None],
         control_timeout: float = 30.0,
+        replay_quiet: float = 0.3,
+        replay_limit: float = 5.0,
     ) -> None:
         self.label = label
         self.cwd = cwd
         self.mapper = mapper
         self.control_timeout = control_timeout
+        self.replay_quiet = replay_quiet
+        self.replay_limit = replay_limit
         self.session_id: str | None = None
         self.capabilities = AgentCapabilities()
         self.auth_methods: list[str] = []
@@ -114,6 +123,7 @@ class AcpSession:
         self._conn: ClientSideConnection | None = None
         self._early: list[tuple[str, SessionUpdate]] = []
         self._loading = False
+        self._last_replayed = 0.0
 
     @property
     def conn(self) -> ClientSideConnection:
@@ -220,6 +230,7 @@ class AcpSession:
                     loaded = await self.conn.load_session(
                         session_id=session_id, cwd=self.cwd, mcp_servers=servers
                     )
+                    await self._replay_over()
                 finally:
                     self._loading = False
                 self._state(loaded.modes, loaded.config_options)
@@ -228,6 +239,18 @@ class AcpSession:
             f"{self.label} cannot continue session {session_id}: it offers neither "
             "session/resume nor session/load. Start a new chat with this profile."
         )
+
+    async def _replay_over(self) -> None:
+        """Wait until replayed updates have paused for ``replay_quiet`` s (at most
+        ``replay_limit`` s), so a replay sent after the load's answer is not taken live."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.replay_limit
+        self._last_replayed = loop.time()
+        while (now := loop.time()) < deadline:
+            quiet_at = self._last_replayed + self.replay_quiet
+            if now >= quiet_at:
+                return
+            await asyncio.sleep(min(quiet_at, deadline) - now)
 
     def _state(
         self, modes: SessionModeState | None, options: Sequence[ConfigOption] | None
@@ -312,6 +335,7 @@ class AcpSession:
         elif session_id != self.session_id:
             log.debug("%s: update for unknown session %s", self.label, session_id)
         elif self._loading:
+            self._last_replayed = asyncio.get_running_loop().time()
             self.mapper.absorb(update)
         else:
             for event in self.mapper.apply(update):
@@ -322,4 +346,11 @@ class AcpSession:
         if exc.code == AUTH_REQUIRED:
             how = f" ({', '.join(self.auth_methods)})" if self.auth_methods else ""
             return f"{self.label} needs you to log in first{how}. {install_hint}"
-        return f"{self.label} could not {what}: {exc} ({exc.code})."
+        reason = str(exc)
+        # Agents put the real cause in the error's data (gemini: "Internal error" plus
+        # {"details": "No previous sessions found for this project."}).
+        data = exc.data if isinstance(exc.data, dict) else {}
+        details = data.get("details") or data.get("message")
+        if isinstance(details, str) and details.strip() and details.strip() not in reason:
+            reason = f"{reason}: {details.strip()}"
+        return f"{self.label} could not {what}: {reason} ({exc.code})."

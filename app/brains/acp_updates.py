@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -340,6 +340,29 @@ class UpdateMapper:
                     tool_call_id=tool.tool_call_id,
                     output=tool.output(),
                     is_error=tool.status == "failed",
+                    locations=tuple(tool.locations),
+                )
+            )
+        return events
+
+    def close_tools(self, tool_call_ids: Iterable[str], output: str) -> list[BrainEvent]:
+        """Fail the calls among ``tool_call_ids`` the agent left open (one ``ToolResult`` each).
+
+        For calls known not to have run, such as denied ones, whose final update an agent
+        may never send (gemini-cli 0.61 after a reject); a later update adds nothing.
+        """
+        events: list[BrainEvent] = []
+        for tool_call_id in tool_call_ids:
+            tool = self.tools.get(tool_call_id)
+            if tool is None or tool.finished:
+                continue
+            tool.finished = True
+            tool.status = "failed"
+            events.append(
+                ToolResult(
+                    tool_call_id=tool_call_id,
+                    output=output,
+                    is_error=True,
                     locations=tuple(tool.locations),
                 )
             )

@@ -9,11 +9,20 @@ from sqlmodel import Session
 from app.brains import get_brain_class
 from app.brains.base import Capability
 from app.db.models import ChatSession
-from app.errors import ValidationFailed
+from app.errors import AppError, ValidationFailed
 from app.services import store
 from app.services.eventlog import EventLog
 
 COPY_LIMIT = 100_000
+
+
+def can_fork(chat: ChatSession) -> bool:
+    """Whether ``fork_session`` would accept this session (the page hides the button if not)."""
+    try:
+        capabilities = get_brain_class(chat.backend).capabilities
+    except AppError:
+        return False
+    return Capability.FORK in capabilities and bool(chat.backend_session_id)
 
 
 def fork_session(engine: Engine, events: EventLog, session_id: str) -> ChatSession:

@@ -7,12 +7,12 @@ events the pages render) lives here, so every backend gets the same behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -149,6 +149,21 @@ class PermissionService:
 
     def pending_count(self, session_id: str | None = None) -> int:
         return len(self.find(status="pending", session_id=session_id))
+
+    def pending_by_session(self, session_ids: Collection[str]) -> dict[str, int]:
+        """Pending requests per session, for a whole page of sessions in one query."""
+        if not session_ids:
+            return {}
+        stmt = (
+            select(col(PermissionRequest.session_id), func.count())
+            .where(
+                col(PermissionRequest.status) == "pending",
+                col(PermissionRequest.session_id).in_(sorted(set(session_ids))),
+            )
+            .group_by(col(PermissionRequest.session_id))
+        )
+        with Session(self._engine) as db:
+            return {sid: int(n) for sid, n in db.exec(stmt)}
 
     def _claim(
         self,

@@ -61,8 +61,11 @@ def _index(
     return state.templates.TemplateResponse(request, "index.html", context, status_code=status_code)
 
 
-@router.get("/", response_class=HTMLResponse)
-async def index(request: Request, state: StateDep) -> HTMLResponse:
+@router.get("/", response_model=None)
+async def index(request: Request, state: StateDep) -> Response:
+    # A fresh data dir has nothing to show yet: the wizard makes the first profile.
+    if not store.list_profiles(state.engine) and not store.list_sessions(state.engine, limit=1)[0]:
+        return RedirectResponse("/welcome", status_code=303)
     return _index(request, state)
 
 
@@ -109,11 +112,24 @@ async def create_session(
 
 
 @router.get("/sessions/{session_id}", response_class=HTMLResponse)
-async def session_page(session_id: str, request: Request, state: StateDep) -> HTMLResponse:
+async def session_page(
+    session_id: str,
+    request: Request,
+    state: StateDep,
+    around: Annotated[int | None, Query(ge=1)] = None,
+) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
     profile = store.get_profile(state.engine, chat.profile_id)
-    # A long session opens at its end; earlier events load as the user scrolls up.
-    events = state.events.list(session_id, limit=PAGE_EVENTS, newest=True)
+    latest = state.events.last_seq(session_id)
+    if around is not None and around <= latest - PAGE_EVENTS:
+        # A link to an event older than the tail (a search hit) opens on the events
+        # around it; the page says how many later ones it leaves out.
+        start = max(0, around - PAGE_EVENTS // 2 - 1)
+        events = state.events.list(session_id, after=start, limit=PAGE_EVENTS)
+    else:
+        # A long session opens at its end; earlier events load as the user scrolls up.
+        events = state.events.list(session_id, limit=PAGE_EVENTS, newest=True)
+    shown_last = events[-1]["seq"] if events else 0
     install_hint = _install_hint(chat.backend)
     context = _base_context(request, state) | {
         "session": chat.model_dump(),
@@ -121,7 +137,10 @@ async def session_page(session_id: str, request: Request, state: StateDep) -> HT
         "items": fold_events(events),
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
-        "last_seq": events[-1]["seq"] if events else 0,
+        # The stream follows on from the newest stored event, even when it is not shown.
+        "last_seq": max(latest, shown_last),
+        "later_hidden": max(0, latest - shown_last),
+        "can_fork": lineage.can_fork(chat),
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
         "permission_modes": list(PERMISSION_MODES),

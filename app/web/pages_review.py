@@ -1,7 +1,8 @@
-"""Pages for reviewing approvals: the audit log, a profile's rules, the mode switch, the badge.
+"""Pages for reviewing approvals: the audit log, the mode switch, the badge.
 
 Everything here is a plain form or link (htmx only polls the badge), so each page also
-works as a bookmark and with the keyboard alone.
+works as a bookmark and with the keyboard alone. A profile's rules are on its page
+(``pages_profiles``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import col
 
-from app.brains.base import PERMISSION_MODES
 from app.db.models import Event, PermissionRequest
 from app.errors import AppError, NotFoundError
-from app.schemas import ModeIn, RuleIn
-from app.services import rulebook, store
+from app.schemas import ModeIn
+from app.services import store
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
 
@@ -206,65 +206,6 @@ def _request_seqs(engine: Engine, session_ids: set[str]) -> dict[str, int]:
     )
     with engine.connect() as conn:
         return {str(p): int(seq) for p, seq in conn.execute(stmt) if p}
-
-
-# -- profile page and its rules ------------------------------------------------------------
-
-
-@router.get("/profiles/{profile_id}", response_class=HTMLResponse)
-async def profile_page(profile_id: str, request: Request, state: StateDep) -> HTMLResponse:
-    return _profile_page(request, state, profile_id)
-
-
-@router.post("/profiles/{profile_id}/rules", response_model=None)
-async def add_rule(
-    profile_id: str,
-    request: Request,
-    state: StateDep,
-    rule: Annotated[str, Form()] = "",
-    decision: Annotated[str, Form()] = "allow",
-) -> Response:
-    form = {"rule": rule, "decision": decision}
-    store.get_profile(state.engine, profile_id)
-    try:
-        body = RuleIn.model_validate(form)
-    except ValidationError as exc:
-        errors = _field_errors(exc)
-        return _profile_page(request, state, profile_id, errors=errors, form=form, status_code=422)
-    rulebook.add_rule(state.engine, profile_id=profile_id, rule=body.rule, decision=body.decision)
-    return RedirectResponse(f"/profiles/{profile_id}#rules", status_code=303)
-
-
-@router.post("/profiles/{profile_id}/rules/{rule_id}/delete", response_model=None)
-async def delete_rule(profile_id: str, rule_id: str, state: StateDep) -> Response:
-    rulebook.delete_rule(state.engine, profile_id=profile_id, rule_id=rule_id)
-    return RedirectResponse(f"/profiles/{profile_id}#rules", status_code=303)
-
-
-def _profile_page(
-    request: Request,
-    state: AppState,
-    profile_id: str,
-    *,
-    errors: dict[str, str] | None = None,
-    form: dict[str, str] | None = None,
-    status_code: int = 200,
-) -> HTMLResponse:
-    profile = store.get_profile(state.engine, profile_id)
-    rules = rulebook.list_rules(state.engine, profile_id)
-    sessions, _ = store.list_sessions(state.engine, profile_id=profile_id, limit=20)
-    context = _base_context(request, state) | {
-        "active_nav": "profiles",
-        "profile": profile.model_dump(),
-        "rules": [r.model_dump() for r in rules],
-        "profile_sessions": [{"id": s.id, "title": s.title, "status": s.status} for s in sessions],
-        "permission_modes": list(PERMISSION_MODES),
-        "errors": errors or {},
-        "form": form or {"rule": "", "decision": "allow"},
-    }
-    return state.templates.TemplateResponse(
-        request, "profile.html", context, status_code=status_code
-    )
 
 
 # -- helpers -----------------------------------------------------------------------------

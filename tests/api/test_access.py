@@ -46,8 +46,9 @@ async def test_token_url_sets_strict_httponly_cookie_and_redirects(server: LiveS
         assert r.headers["location"] == "/"
         cookie = r.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-        page = await c.get("/")
-        assert page.status_code == 200
+        # A fresh data dir's "/" sends the cookie holder on to the first-run wizard.
+        page = await c.get("/", follow_redirects=True)
+        assert page.status_code == 200 and page.url.path == "/welcome"
         assert "text/html" in page.headers["content-type"]
         assert "script-src 'self'" in page.headers["content-security-policy"]
         bad = await httpx.AsyncClient(base_url=server.url).get("/?token=nope")

@@ -4,15 +4,18 @@ Nothing here reaches a real model: every CLI gets a fresh HOME and a base URL th
 fake server on 127.0.0.1. `.ci/test` additionally runs the suite in a loopback-only network
 namespace.
 
-Env:
-    ANGELIA_CLAUDE_BIN         the claude executable (default: the `.ci/setup` cache location)
+Env (each executable defaults to its `.ci/setup` cache location):
+    ANGELIA_CLAUDE_BIN         the claude executable
+    ANGELIA_GEMINI_BIN         the gemini executable (Gemini CLI, run as `gemini --acp`)
+    ANGELIA_CLAUDE_ACP_BIN     the claude-agent-acp executable (Claude Code's ACP adapter)
     ANGELIA_REQUIRE_REAL_CLI   "1": a missing CLI fails the test instead of skipping it
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,28 +24,64 @@ import pytest
 
 from tests.fakes.fake_model_server import FakeModelServer, start_fake_model_server
 
+# Pinned in .ci/setup too; keep both in step.
 CLAUDE_CODE_VERSION = "2.1.332"
+GEMINI_CLI_VERSION = "0.61.0"
+CLAUDE_AGENT_ACP_VERSION = "0.101.0"
+
+
+def _cache() -> Path:
+    return Path(os.environ.get("ANGELIA_CLI_CACHE") or Path.home() / ".cache" / "angelia-clis")
 
 
 def default_claude_bin() -> Path:
-    cache = Path(os.environ.get("ANGELIA_CLI_CACHE") or Path.home() / ".cache" / "angelia-clis")
-    return cache / f"claude-code-{CLAUDE_CODE_VERSION}" / "node_modules" / ".bin" / "claude"
+    return _cache() / f"claude-code-{CLAUDE_CODE_VERSION}" / "node_modules" / ".bin" / "claude"
 
 
-def _missing(what: str) -> None:
+def default_gemini_bin() -> Path:
+    return _cache() / f"gemini-cli-{GEMINI_CLI_VERSION}" / "node_modules" / ".bin" / "gemini"
+
+
+def default_claude_acp_bin() -> Path:
+    return (
+        _cache()
+        / f"claude-agent-acp-{CLAUDE_AGENT_ACP_VERSION}"
+        / "node_modules"
+        / ".bin"
+        / "claude-agent-acp"
+    )
+
+
+def _missing(what: str, variable: str = "ANGELIA_CLAUDE_BIN") -> None:
     if os.environ.get("ANGELIA_REQUIRE_REAL_CLI") == "1":
         pytest.fail(f"{what} (ANGELIA_REQUIRE_REAL_CLI=1; run .ci/setup)")
-    pytest.skip(f"{what}; run .ci/setup or set ANGELIA_CLAUDE_BIN")
+    pytest.skip(f"{what}; run .ci/setup or set {variable}")
+
+
+def _executable(variable: str, default: Path, what: str) -> Path:
+    configured = os.environ.get(variable)
+    path = Path(configured) if configured else default
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        _missing(f"{what} not found at {path}", variable)
+    return path
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The real Claude Code executable."""
-    configured = os.environ.get("ANGELIA_CLAUDE_BIN")
-    path = Path(configured) if configured else default_claude_bin()
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        _missing(f"claude CLI not found at {path}")
-    return path
+    return _executable("ANGELIA_CLAUDE_BIN", default_claude_bin(), "claude CLI")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The real Gemini CLI executable (an ACP agent with ``--acp``)."""
+    return _executable("ANGELIA_GEMINI_BIN", default_gemini_bin(), "gemini CLI")
+
+
+@pytest.fixture(scope="session")
+def claude_acp_bin() -> Path:
+    """The real claude-agent-acp executable (Claude Code behind ACP)."""
+    return _executable("ANGELIA_CLAUDE_ACP_BIN", default_claude_acp_bin(), "claude-agent-acp")
 
 
 @pytest.fixture
@@ -118,3 +157,71 @@ async def claude_session(client: httpx.AsyncClient, claude_profile: dict[str, An
     assert r.status_code == 201, r.text
     session_id: str = r.json()["id"]
     return session_id
+
+
+@pytest.fixture
+def gemini_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
+    """The complete environment for a real ``gemini --acp`` talking to ``fake_model``.
+
+    ``GOOGLE_GEMINI_BASE_URL`` selects the "gateway" auth type, so no login is needed; the
+    fresh HOME holds a ``~/.gemini/settings.json`` that turns off telemetry, update checks and
+    the IDE integration. Chats land in ``$HOME/.gemini/tmp/<project>/chats/``.
+    ``GEMINI_CLI_NO_RELAUNCH`` keeps gemini from re-executing itself with a larger heap,
+    which saves a second node start-up (1-2 s on a busy 2-core machine) per process.
+    """
+    home = tmp_path / "gemini-home"
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    settings = {
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "ide": {"enabled": False},
+    }
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "GEMINI_API_KEY": "fake-key",
+        "GOOGLE_GEMINI_BASE_URL": fake_model.url,
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+    }
+
+
+@pytest.fixture
+def claude_acp_env(claude_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``claude_env`` for claude-agent-acp, whose own log goes to ``tmp_path/claude-acp-logs``.
+
+    As root (which a user-namespace root such as ``.ci/in-netns`` is too), the adapter's
+    default "auto" mode makes its Claude CLI refuse to start ("--dangerously-skip-permissions
+    cannot be used with root/sudo privileges") unless ``IS_SANDBOX=1`` says this is a sandbox.
+    """
+    env = dict(claude_env, CLAUDE_AGENT_LOGS=str(tmp_path / "claude-acp-logs"))
+    if os.geteuid() == 0:
+        env["IS_SANDBOX"] = "1"
+    return env
+
+
+ProfileFactory = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@pytest.fixture
+def make_profile(client: httpx.AsyncClient, project_dir: Path) -> ProfileFactory:
+    """Create an Angelia profile through the API: ``await make_profile(backend, command, env)``."""
+
+    async def make(
+        backend: str, command: list[str], env: dict[str, str], **fields: Any
+    ) -> dict[str, Any]:
+        body = {
+            "name": f"real {backend}",
+            "backend": backend,
+            "cwd": str(project_dir),
+            "command": command,
+            "env": env,
+            **fields,
+        }
+        r = await client.post("/api/profiles", json=body)
+        assert r.status_code == 201, r.text
+        profile: dict[str, Any] = r.json()
+        return profile
+
+    return make

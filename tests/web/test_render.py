@@ -505,7 +505,12 @@ def test_session_page(templates: Jinja2Templates) -> None:
     assert soup.select_one('meta[name="csrf-token"]')["content"] == "tok"  # type: ignore[index]
     assert soup.body is not None and soup.body["hx-headers"] == '{"X-CSRF-Token": "tok"}'
     scripts = [s["src"] for s in soup.find_all("script")]
-    assert scripts == ["/static/vendor/htmx.min.js", "/static/vendor/sse.js", "/static/app.js"]
+    assert scripts == [
+        "/static/vendor/htmx.min.js",
+        "/static/vendor/sse.js",
+        "/static/app.js",
+        "/static/history.js",
+    ]
     assert all(not s.string for s in soup.find_all("script"))
 
 

@@ -1,0 +1,103 @@
+"""The first-run wizard in a real browser, from a fresh data dir to an answer in the chat."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.async_api import expect
+
+from tests.browser.conftest import Browsing
+from tests.browser.test_approvals import type_and_send
+from tests.web.test_pages_profiles import install_fake_claude
+
+pytestmark = pytest.mark.browser
+ANSWER = "hello from the wizard"
+
+
+@pytest.fixture
+def claude_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake ``claude`` first on PATH, set before the server starts: the wizard's
+    profile has no command override, so the app finds and runs it by name."""
+    return install_fake_claude(tmp_path, monkeypatch, ANSWER)
+
+
+async def test_wizard_from_fresh_data_dir_to_first_answer(
+    claude_on_path: Path, browsing: Browsing, project_dir: Path
+) -> None:
+    page = browsing.page
+    await browsing.sign_in("/welcome")
+    await page.goto(f"{browsing.server.url}/")
+    await expect(page).to_have_url(f"{browsing.server.url}/welcome")
+
+    # Step 1: the detected backend, with its version, is already chosen.
+    step1 = page.locator("#step-backend")
+    claude = step1.get_by_role("radio", name=re.compile("Claude Code"))
+    await expect(claude).to_be_checked()
+    await expect(step1.locator("label.option")).to_contain_text(["2.1.332"])
+    await claude.check()
+
+    # Step 2: browse from the parent folder into the project and use it.
+    folder = page.get_by_label("Project folder")
+    await folder.fill(str(project_dir.parent))
+    await page.get_by_role("button", name="Browse…").click()
+    picker = page.locator("#f-cwd-picker")
+    await picker.get_by_role("button", name="project/", exact=True).click()
+    await expect(picker.locator(".dirs-here code")).to_have_text(str(project_dir))
+    await expect(picker.locator(".dirs-here")).to_be_focused()
+    await picker.get_by_role("button", name="Use this folder").click()
+    await expect(folder).to_have_value(str(project_dir))
+    await expect(folder).to_be_focused()
+    await expect(picker.locator(".dirs")).to_have_count(0)
+
+    # Step 3: default is preselected; bypass asks for the typed word only when chosen.
+    step3 = page.locator("#step-mode")
+    await expect(step3.get_by_role("radio", name=re.compile("^default"))).to_be_checked()
+    confirm = page.get_by_label(re.compile("To use bypassPermissions"))
+    await expect(confirm).to_be_hidden()
+    await step3.get_by_role("radio", name=re.compile("^bypassPermissions")).check()
+    await expect(confirm).to_be_visible()
+    await step3.get_by_role("radio", name=re.compile("^default")).check()
+    await expect(confirm).to_be_hidden()
+    create = page.get_by_label(re.compile("Create CLAUDE.md from a template"))
+    await create.check()
+
+    await page.get_by_role("button", name="Create the profile and start a session").click()
+    await expect(page).to_have_url(re.compile(r"/sessions/[^/]+$"))
+    await expect(page.locator("#transcript")).to_be_visible()
+    await type_and_send(page, "hi")
+    await expect(page.locator(".msg.assistant .md")).to_have_text(ANSWER)
+
+    # The template followed the folder chosen in step 2.
+    written = (project_dir / "CLAUDE.md").read_text()
+    assert written.startswith("# project\n") and "## How to run the tests" in written
+    assert browsing.log.page_errors == []
+    assert browsing.log.console_errors == []
+    assert await browsing.csp_violations() == []
+
+
+async def test_profile_form_shows_only_what_the_backend_can_enforce(browsing: Browsing) -> None:
+    page = browsing.page
+    await browsing.sign_in("/profiles/new")
+    backend = page.get_by_label("Backend", exact=True)
+    mcp = page.get_by_label(re.compile("^MCP servers"))
+    effort = page.get_by_label(re.compile("^Reasoning effort"))
+    await expect(backend).to_have_value("claude")
+    await expect(mcp).to_be_visible()
+    await expect(effort).to_be_hidden()
+    await expect(page.get_by_label(re.compile("^Model"))).to_have_attribute("list", "models-claude")
+
+    await backend.select_option("grok")
+    await expect(mcp).to_be_hidden()
+    await expect(mcp).to_be_disabled()  # so the form does not send it
+    await expect(effort).to_be_visible()
+    await backend.select_option("claude")
+    await expect(mcp).to_be_visible()
+
+    confirm = page.get_by_label(re.compile("To use bypassPermissions"))
+    await expect(confirm).to_be_hidden()
+    await page.get_by_label("Permission mode").select_option("bypassPermissions")
+    await expect(confirm).to_be_visible()
+    assert browsing.log.page_errors == []
+    assert await browsing.csp_violations() == []
