@@ -268,11 +268,12 @@ class AcpBrain(Brain):
         self._emit_all(self._mapper.tool_update(tool_call))
         tool = self._mapper.tools[tool_call.tool_call_id]
         request_id, answered = self._questions.open(options)
+        tool_name, tool_input = tool.as_claude_tool()
         self._emit(
             PermissionAsked(
                 request_id=request_id,
-                tool=tool.name,
-                input=tool.input,
+                tool=tool_name,
+                input=tool_input,
                 options=app_options(options),
                 tool_call_id=tool.tool_call_id,
                 title=tool.title,

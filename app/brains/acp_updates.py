@@ -179,6 +179,27 @@ class ToolState:
     def input(self) -> JsonDict:
         return _json_dict(self.raw_input)
 
+    def as_claude_tool(self) -> tuple[str, JsonDict]:
+        """The call in Claude Code's tool vocabulary, so one set of permission rules
+        (``Bash(git add:*)``, ``Edit(src/**)``) works for every backend. ACP has only
+        kinds and titles; anything without a clear equivalent keeps its own name."""
+        raw = self.input
+        if self.kind == "execute":
+            command = raw.get("command") or raw.get("cmd")
+            if isinstance(command, list):
+                command = " ".join(str(c) for c in command)
+            return "Bash", {**raw, "command": str(command or self.title)}
+        path = next(
+            (raw[k] for k in ("file_path", "path", "abs_path", "filePath") if raw.get(k)),
+            self.locations[0] if self.locations else None,
+        )
+        named = {"edit": "Edit", "delete": "Edit", "move": "Edit", "read": "Read"}
+        if self.kind in named and path:
+            return named[self.kind], {**raw, "file_path": str(path)}
+        if self.kind == "fetch" and raw.get("url"):
+            return "WebFetch", raw
+        return self.name, raw
+
     def merge(self, update: ToolCallStart | ToolCallUpdate) -> None:
         if update.title is not None:
             self.title = update.title

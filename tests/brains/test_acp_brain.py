@@ -387,7 +387,8 @@ async def test_permission_round_trip(
     await rec.wait_for(PermissionAsked)
     asked = rec.of(PermissionAsked)[0]
     assert [o.option_id for o in asked.options] == [w[0] for w in options or DEFAULT_OPTIONS]
-    assert (asked.tool, asked.title, asked.tool_call_id) == ("touch made.txt",) * 2 + ("t1",)
+    # Named in Claude Code's vocabulary so the same permission rules apply to ACP agents.
+    assert (asked.tool, asked.title, asked.tool_call_id) == ("Bash", "touch made.txt", "t1")
     assert asked.input == {"command": "touch"}
     assert rec.of(ToolCall)[0].tool_call_id == "t1"
 
