@@ -31,6 +31,7 @@ from app.brains.events import (
     PermissionAsked,
     PermissionCancelled,
     PermissionChoice,
+    TitleChanged,
     TurnEnded,
 )
 from app.db.models import ChatSession, Profile
@@ -318,6 +319,14 @@ class SessionManager:
                 self.events.append(
                     session_id, event.kind, {"mode": event.mode, "source": "backend"}
                 )
+        elif isinstance(event, TitleChanged):
+            self.events.append(session_id, event.kind, event.payload())
+            chat = store.get_session(self._engine, session_id)
+            first = self.events.list(session_id, limit=1)
+            auto = store.title_from_message(first[0].get("text", "")) if first else ""
+            # The agent may name the conversation, but never over a title the user chose.
+            if event.title and chat.title in ("", auto):
+                store.update_session(self._engine, session_id, title=event.title[:300])
         elif isinstance(event, BrainError):
             payload = event.payload()
             payload.pop("fatal", None)

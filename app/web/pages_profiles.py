@@ -266,6 +266,28 @@ async def add_rule(
     return RedirectResponse(f"/profiles/{profile_id}#rules", status_code=303)
 
 
+@router.post("/profiles/{profile_id}/rules/{rule_id}", response_model=None)
+async def edit_rule(
+    profile_id: str,
+    rule_id: str,
+    request: Request,
+    state: StateDep,
+    rule: Annotated[str, Form()] = "",
+    decision: Annotated[str, Form()] = "allow",
+) -> Response:
+    try:
+        body = RuleIn.model_validate({"rule": rule, "decision": decision})
+    except ValidationError as exc:
+        message = str(exc.errors()[0].get("msg", "invalid")).removeprefix("Value error, ")
+        return await _profile_page(
+            request, state, profile_id, errors={"rule": message}, status_code=422
+        )
+    rulebook.update_rule(
+        state.engine, profile_id=profile_id, rule_id=rule_id, rule=body.rule, decision=body.decision
+    )
+    return RedirectResponse(f"/profiles/{profile_id}#rules", status_code=303)
+
+
 @router.post("/profiles/{profile_id}/rules/{rule_id}/delete", response_model=None)
 async def delete_rule(profile_id: str, rule_id: str, state: StateDep) -> Response:
     rulebook.delete_rule(state.engine, profile_id=profile_id, rule_id=rule_id)

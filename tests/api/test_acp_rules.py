@@ -47,3 +47,31 @@ async def test_a_stored_rule_answers_an_acp_request_by_selecting_its_option(
     assert (decision["source"], decision["rule"]) == ("rule", "Bash(touch:*)")
     answers = [line for line in files.log_path.read_text().splitlines() if "allow-once" in line]
     assert answers, "the agent never received the allow option"
+
+
+async def test_the_agent_names_the_session_unless_the_user_did(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(
+        [{"update": {"title": "Fix the login test"}}, {"text": "ok"}],
+        [{"update": {"title": "Other"}}, {"text": "ok"}],
+    )
+    r = await client.post(
+        "/api/profiles",
+        json={
+            "name": "acp",
+            "backend": "acp",
+            "cwd": str(files.cwd),
+            "command": list(files.command),
+            "env": files.env(),
+        },
+    )
+    sid = (await client.post("/api/sessions", json={"profile_id": r.json()["id"]})).json()["id"]
+    await send(client, sid, "the login test fails")
+    await wait_for_events(client, sid, count("turn_end"))
+    assert (await client.get(f"/api/sessions/{sid}")).json()["title"] == "Fix the login test"
+    await client.patch(f"/api/sessions/{sid}", json={"title": "Mine"})
+    await send(client, sid, "more")
+    await wait_for_events(client, sid, count("turn_end", 2))
+    assert (await client.get(f"/api/sessions/{sid}")).json()["title"] == "Mine"

@@ -532,3 +532,27 @@ async def test_wizard_refuses_a_backend_that_is_not_installed(
     error = text_of(soup_of(r).select_one("#err-backend"))
     assert "not found on this machine" in error and ClaudeBrain.install_hint in error
     assert (await client.get("/api/profiles")).json() == []
+
+
+async def test_profile_page_edits_a_rule(server: Any, project_dir: Any) -> None:
+    async with server.client() as api:
+        pid = (
+            await api.post(
+                "/api/profiles", json={"name": "e", "backend": "claude", "cwd": str(project_dir)}
+            )
+        ).json()["id"]
+        rid = (
+            await api.post(f"/api/profiles/{pid}/rules", json={"rule": "Read", "decision": "allow"})
+        ).json()["id"]
+        r = await api.post(
+            f"/profiles/{pid}/rules/{rid}", data={"rule": "Bash(git add:*)", "decision": "deny"}
+        )
+        assert r.status_code == 303
+        rules = (await api.get(f"/api/profiles/{pid}/rules")).json()
+        assert [(x["rule"], x["decision"]) for x in rules] == [("Bash(git add:*)", "deny")]
+        r = await api.post(
+            f"/profiles/{pid}/rules/{rid}", data={"rule": "Bash(", "decision": "deny"}
+        )
+        assert r.status_code == 422 and "not a valid rule" in r.text
+        page = await api.get(f"/profiles/{pid}")
+        assert f'action="/profiles/{pid}/rules/{rid}"' in page.text
