@@ -110,11 +110,28 @@ class Brain(ABC):
 
     async def events(self) -> AsyncIterator[BrainEvent]:
         """Yield events until the brain has exited."""
+        async for batch in self.event_batches():
+            for event in batch:
+                yield event
+
+    async def event_batches(self) -> AsyncIterator[list[BrainEvent]]:
+        """Yield, each time, every event that is ready (at least one) until the brain exits.
+
+        A consumer that falls behind a fast stream gets bigger batches instead of a
+        growing backlog, and can store them more cheaply.
+        """
         while True:
-            event = await self._events.get()
-            if event is None:
+            first = await self._events.get()
+            if first is None:
                 return
-            yield event
+            batch = [first]
+            while not self._events.empty():
+                event = self._events.get_nowait()
+                if event is None:
+                    yield batch
+                    return
+                batch.append(event)
+            yield batch
 
     # -- operations ---------------------------------------------------------------
     @abstractmethod

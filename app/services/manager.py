@@ -31,6 +31,7 @@ from app.brains.events import (
     PermissionAsked,
     PermissionCancelled,
     PermissionChoice,
+    TextDelta,
     TitleChanged,
     TurnEnded,
 )
@@ -277,12 +278,13 @@ class SessionManager:
 
     async def _pump(self, session_id: str, live: LiveBrain) -> None:
         try:
-            async for event in live.brain.events():
+            async for batch in live.brain.event_batches():
                 live.last_activity = time.monotonic()
-                try:
-                    self._handle(session_id, live, event)
-                except Exception:
-                    log.exception("failed to handle %s for session %s", event.kind, session_id)
+                for event in coalesce_deltas(batch):
+                    try:
+                        self._handle(session_id, live, event)
+                    except Exception:
+                        log.exception("failed to handle %s for session %s", event.kind, session_id)
         finally:
             if self._live.get(session_id) is live:
                 del self._live[session_id]
@@ -419,6 +421,27 @@ class SessionManager:
         for sid in stale:
             await self.stop_brain(sid)
         return stale
+
+
+def coalesce_deltas(batch: list[BrainEvent]) -> list[BrainEvent]:
+    """Merge runs of text deltas of one message that were ready at the same moment.
+
+    Nothing waits for more text, so a quiet stream keeps its token-by-token feel; a
+    burst becomes one stored event per run instead of one per token. No text is lost:
+    the pieces are joined in order.
+    """
+    out: list[BrainEvent] = []
+    for event in batch:
+        prev = out[-1] if out else None
+        if (
+            isinstance(event, TextDelta)
+            and isinstance(prev, TextDelta)
+            and prev.message_id == event.message_id
+        ):
+            out[-1] = TextDelta(text=prev.text + event.text, message_id=event.message_id)
+        else:
+            out.append(event)
+    return out
 
 
 def _kill_group(pid: int) -> None:

@@ -42,7 +42,8 @@ def fake_log(fake: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_text_turn_streams_and_is_stored(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    write_scenario(fake_claude["scenario"], [[{"text": "hello from the fake", "chunks": 4}]])
+    steps = [{"text": "hello from the fake", "chunks": 4, "delay": 0.05}]
+    write_scenario(fake_claude["scenario"], [steps])
     sid = await make_session(client, project_dir, fake_claude, model="sonnet")
     await send(client, sid, "say hi")
     frames = await read_sse(
@@ -298,3 +299,16 @@ async def test_idle_brain_is_stopped_and_resumes(
     starts = [e["argv"] for e in fake_log(fake_claude) if "argv" in e]
     backend_id = (await client.get(f"/api/sessions/{sid}")).json()["backend_session_id"]
     assert len(starts) == 2 and f"--resume={backend_id}" in starts[1]
+
+
+async def test_a_burst_of_deltas_is_stored_coalesced_without_losing_text(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    text = " ".join(f"w{i}" for i in range(400))
+    write_scenario(fake_claude["scenario"], [[{"text": text, "chunks": 400}]])
+    sid = await make_session(client, project_dir, fake_claude)
+    await send(client, sid, "go")
+    events = await wait_for_events(client, sid, count("turn_end"))
+    deltas = [e for e in events if e["kind"] == "text_delta"]
+    assert "".join(d["text"] for d in deltas) == text
+    assert 1 <= len(deltas) < 400

@@ -88,9 +88,11 @@ def claude_acp_bin() -> Path:
 def fake_rules() -> dict[str, Any] | None:
     """Rules for ``fake_model``; override this fixture (or parametrize it) per test or module.
 
-    None means the built-in defaults (``run touch`` -> Bash touch made_by_fake.txt, etc.).
+    The built-in defaults (``run touch`` -> Bash touch made_by_fake.txt, etc.) apply; text
+    is streamed with a small pause between pieces so that the app's coalescing of deltas
+    that arrive together still leaves several to observe.
     """
-    return None
+    return {"chunk_delay": 0.02}
 
 
 @pytest.fixture
