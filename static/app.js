@@ -31,12 +31,52 @@
     }
   }
 
-  // ---- narrow screens: the sidebar starts folded --------------------------------
+  // ---- narrow screens: the sidebar folds into a menu behind a real button --------
+
+  var NARROW = "(max-width: 720px)";
+
+  // A panel that folds behind its button on narrow screens and is always open on wide
+  // ones. The CSS hides the buttons and folds panels only when <html> has the "js"
+  // class, so without this script everything simply stays open.
+  function foldOnNarrow(toggle, panel, startOpen) {
+    var narrow = window.matchMedia(NARROW);
+    function setOpen(open) {
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+      panel.classList.toggle("is-closed", !open);
+    }
+    setOpen(!narrow.matches || startOpen);
+    if (narrow.addEventListener) {
+      narrow.addEventListener("change", function () {
+        setOpen(!narrow.matches);
+      });
+    }
+    toggle.addEventListener("click", function () {
+      setOpen(toggle.getAttribute("aria-expanded") !== "true");
+    });
+    // Escape inside an open panel folds it and gives focus back to its button, before
+    // any other meaning Escape has on the page.
+    panel.addEventListener("keydown", function (evt) {
+      if (evt.key === "Escape" && narrow.matches && !panel.classList.contains("is-closed")) {
+        evt.preventDefault();
+        setOpen(false);
+        toggle.focus();
+      }
+    });
+  }
 
   function initMenu() {
+    document.documentElement.classList.add("js");
+    var toggle = document.getElementById("nav-toggle");
     var menu = document.getElementById("nav-menu");
-    if (menu && window.matchMedia("(max-width: 720px)").matches) {
-      menu.open = false;
+    if (toggle && menu) {
+      foldOnNarrow(toggle, menu, false);
+    }
+    // The chat header's details and tools; a form that came back with a problem to
+    // fix starts open.
+    var headToggle = document.getElementById("head-toggle");
+    var more = document.getElementById("head-more");
+    if (headToggle && more) {
+      foldOnNarrow(headToggle, more, !!more.querySelector("[role=alert], details[open]"));
     }
   }
 
@@ -186,8 +226,56 @@
   // ---- permission cards: time waiting, keyboard answers ----------------------------
 
   var TYPING = "input, textarea, select, [contenteditable]:not([contenteditable='false'])";
-  var CONTROLS = "a[href], button, summary, [role='button']";
+  // Focus on any of these keeps Enter and Escape to themselves (a focused output block
+  // scrolls with the keyboard; Enter there must not approve anything).
+  var CONTROLS = "a[href], button, summary, [role='button'], pre, [role='region']";
   var WAIT_TICK_MS = 1000;
+
+  // As the partial words them (render.TOOL_STATE_LABELS).
+  var STATE_LABELS = { running: "running", done: "done", failed: "failed", stopped: "cancelled" };
+
+  function formatCost(usd) {
+    // Mirrors render.format_cost, so a live update reads like a reload.
+    if (Math.abs(usd) >= 1) {
+      return "$" + usd.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    }
+    var parts = usd.toFixed(4).replace(/0+$/, "").split(".");
+    var frac = parts[1] || "";
+    while (frac.length < 2) {
+      frac += "0";
+    }
+    return "$" + parts[0] + "." + frac;
+  }
+
+  function formatTokens(count) {
+    if (count < 1000) {
+      return String(Math.round(count));
+    }
+    if (count < 1000000) {
+      return (count / 1000).toFixed(1) + "k";
+    }
+    return (count / 1000000).toFixed(1) + "M";
+  }
+
+  // The session's turn is running (or waiting on an approval): Stop has something to stop.
+  function turnActive() {
+    var badge = document.querySelector("#session-status .status");
+    var status = badge ? badge.getAttribute("data-status") : "";
+    return status === "working" || status === "waiting";
+  }
+
+  // Presses the real Stop button, so Escape and a click share one request path.
+  function interruptTurn() {
+    var stop = document.getElementById("stop-btn");
+    if (!stop || !turnActive()) {
+      return false;
+    }
+    if (window.htmx) {
+      htmx.process(stop);
+    }
+    stop.click();
+    return true;
+  }
 
   function pendingCards() {
     return document.querySelectorAll('.perm[data-status="pending"]');
@@ -255,11 +343,18 @@
         answer(own, "deny");
         return;
       }
-      if (target.closest(TYPING) || (target !== own && target.closest(CONTROLS))) {
-        return;
-      }
+      var typing = target.closest(TYPING);
       var card = own || pendingCards()[0];
       if (!card) {
+        // With no approval waiting, Escape outside a text field stops the turn (in the
+        // message box the composer handles it). A waiting card always comes first: its
+        // Escape means Deny, which is what the card's key hint promises.
+        if (evt.key === "Escape" && !typing && interruptTurn()) {
+          evt.preventDefault();
+        }
+        return;
+      }
+      if (typing || (target !== own && target.closest(CONTROLS))) {
         return;
       }
       evt.preventDefault();
@@ -438,9 +533,25 @@
       text.style.height = text.scrollHeight + 2 + "px";
     }
 
+    var slash = initSlash(text);
+
     text.addEventListener("input", grow);
     text.addEventListener("keydown", function (evt) {
-      if (evt.key !== "Enter" || evt.shiftKey || evt.isComposing || evt.keyCode === 229) {
+      if (evt.isComposing || evt.keyCode === 229) {
+        return;
+      }
+      if (slash.key(evt)) {
+        evt.preventDefault();
+        return;
+      }
+      if (evt.key === "Escape") {
+        // In the message box Escape always means Stop, even while an approval waits
+        // (stopping cancels it); the page-wide Escape would deny the card instead.
+        evt.preventDefault();
+        interruptTurn();
+        return;
+      }
+      if (evt.key !== "Enter" || evt.shiftKey) {
         return;
       }
       evt.preventDefault();
@@ -470,7 +581,8 @@
       }
       if (evt.detail.successful) {
         text.value = "";
-        grow();
+        // Through the input listeners, so the box shrinks and the command list closes.
+        text.dispatchEvent(new Event("input"));
         if (errorBox) {
           errorBox.textContent = "";
         }
@@ -479,6 +591,167 @@
       }
     });
   }
+
+  // ---- slash commands: a list over the composer while the message starts with "/" ----
+
+  function initSlash(text) {
+    var box = document.getElementById("slash");
+    var list = document.getElementById("slash-list");
+    var empty = document.getElementById("slash-empty");
+    var active = null;
+    var inert = {
+      key: function () {
+        return false;
+      },
+    };
+    if (!box || !list) {
+      return inert;
+    }
+
+    function options() {
+      return Array.prototype.slice.call(list.querySelectorAll("li[data-cmd]"));
+    }
+
+    function shown() {
+      return options().filter(function (li) {
+        return !li.hidden;
+      });
+    }
+
+    // Only the command word itself: once a space follows, the user is writing its
+    // arguments and the list would be in the way.
+    function query() {
+      var match = /^\/(\S*)$/.exec(text.value);
+      return match ? match[1].toLowerCase() : null;
+    }
+
+    function setActive(li) {
+      if (active) {
+        active.classList.remove("is-active");
+        active.setAttribute("aria-selected", "false");
+      }
+      active = li;
+      if (li) {
+        li.classList.add("is-active");
+        li.setAttribute("aria-selected", "true");
+        text.setAttribute("aria-activedescendant", li.id);
+        li.scrollIntoView({ block: "nearest" });
+      } else {
+        text.removeAttribute("aria-activedescendant");
+      }
+    }
+
+    function close() {
+      box.hidden = true;
+      setActive(null);
+    }
+
+    function update() {
+      var q = query();
+      if (q === null) {
+        close();
+        return;
+      }
+      var all = options();
+      var first = null;
+      all.forEach(function (li) {
+        var name = li.getAttribute("data-cmd").toLowerCase();
+        li.hidden = name.indexOf(q) === -1;
+        if (!li.hidden && !first) {
+          first = li;
+        }
+      });
+      // Prefix matches first would reorder the list under the user's eyes; the first
+      // one that starts with what was typed is simply the one picked by Enter.
+      var prefixed = all.filter(function (li) {
+        return !li.hidden && li.getAttribute("data-cmd").toLowerCase().indexOf(q) === 0;
+      })[0];
+      if (empty) {
+        empty.hidden = all.length !== 0;
+      }
+      box.hidden = all.length !== 0 && !first;
+      setActive(prefixed || first);
+    }
+
+    function choose(li) {
+      text.value = "/" + li.getAttribute("data-cmd") + " ";
+      close();
+      text.focus();
+      text.setSelectionRange(text.value.length, text.value.length);
+      text.dispatchEvent(new Event("input"));
+    }
+
+    function move(step) {
+      var visible = shown();
+      if (!visible.length) {
+        return;
+      }
+      var at = visible.indexOf(active);
+      setActive(visible[(at + step + visible.length) % visible.length]);
+    }
+
+    text.addEventListener("input", update);
+    text.addEventListener("blur", function () {
+      // A click on an option lands after the blur; mousedown below keeps the focus.
+      close();
+    });
+    list.addEventListener("mousedown", function (evt) {
+      evt.preventDefault();
+    });
+    list.addEventListener("click", function (evt) {
+      var li = evt.target.closest ? evt.target.closest("li[data-cmd]") : null;
+      if (li) {
+        choose(li);
+      }
+    });
+
+    // New lists arrive with session_info (Claude) and commands (ACP) events.
+    function setCommands(names) {
+      while (list.firstChild) {
+        list.removeChild(list.firstChild);
+      }
+      names.forEach(function (name, i) {
+        var li = document.createElement("li");
+        li.setAttribute("role", "option");
+        li.setAttribute("aria-selected", "false");
+        li.id = "slash-opt-" + (i + 1);
+        li.setAttribute("data-cmd", name);
+        li.textContent = "/" + name;
+        list.appendChild(li);
+      });
+      active = null;
+      if (!box.hidden) {
+        update();
+      } else if (empty) {
+        empty.hidden = names.length !== 0;
+      }
+    }
+    slashCommands = setCommands;
+
+    return {
+      // Handles a key in the composer while the list is open; true when it used it.
+      key: function (evt) {
+        if (box.hidden) {
+          return false;
+        }
+        if (evt.key === "ArrowDown" || evt.key === "ArrowUp") {
+          move(evt.key === "ArrowDown" ? 1 : -1);
+          return true;
+        }
+        if ((evt.key === "Enter" || evt.key === "Tab") && !evt.shiftKey && active) {
+          choose(active);
+          return true;
+        }
+        if (evt.key === "Escape") {
+          close();
+          return true;
+        }
+        return false;
+      },
+    };
+  }
+
+  var slashCommands = null;
 
   function responseMessage(xhr, fallback) {
     if (!xhr || xhr.status === 0) {
@@ -607,20 +880,25 @@
       });
     }
 
+    // Returns whether the request's card is on the page.
     function markDecided(data) {
       var line = parseFragment(data).querySelector("[data-pid]");
       if (!line) {
-        return;
+        return false;
       }
       var card = document.getElementById("perm-" + line.getAttribute("data-pid"));
-      if (!card || card.getAttribute("data-status") !== "pending") {
-        return;
+      if (!card) {
+        return false;
+      }
+      if (card.getAttribute("data-status") !== "pending") {
+        return true;
       }
       var form = card.querySelector(".perm-actions");
       if (form && form.classList.contains("htmx-request")) {
-        return; // answered from this tab: the response replaces the whole card
+        return true; // answered from this tab: the response replaces the whole card
       }
       collapseCard(card, line);
+      return true;
     }
 
     function onPermissionRequest(data) {
@@ -721,7 +999,7 @@
       call.setAttribute("data-state", state);
       var label = call.querySelector(".state-text");
       if (label) {
-        label.textContent = "(" + state + ")";
+        label.textContent = STATE_LABELS[state] || state;
       }
     }
 
@@ -733,10 +1011,64 @@
       }
     }
 
-    function onTurnEnd() {
+    function onTurnEnd(data) {
       var running = log.querySelectorAll('.tool-call[data-state="running"]');
       for (var i = 0; i < running.length; i++) {
         setState(running[i], "stopped");
+      }
+      // The header's totals grow by the turn's share, as the server adds it up.
+      var end = parseFragment(data).querySelector("[data-kind]");
+      if (!end) {
+        return;
+      }
+      var cost = document.getElementById("session-cost");
+      var turnCost = parseFloat(end.getAttribute("data-cost"));
+      if (cost && !isNaN(turnCost)) {
+        var total = (parseFloat(cost.getAttribute("data-usd")) || 0) + turnCost;
+        cost.setAttribute("data-usd", String(total));
+        cost.textContent = formatCost(total);
+      }
+      var tokens = document.getElementById("session-tokens");
+      if (tokens) {
+        var tin = (parseInt(tokens.getAttribute("data-in"), 10) || 0) +
+          (parseInt(end.getAttribute("data-tokens-in"), 10) || 0);
+        var tout = (parseInt(tokens.getAttribute("data-out"), 10) || 0) +
+          (parseInt(end.getAttribute("data-tokens-out"), 10) || 0);
+        tokens.setAttribute("data-in", String(tin));
+        tokens.setAttribute("data-out", String(tout));
+        tokens.querySelector(".tokens-text").textContent =
+          formatTokens(tin) + " in / " + formatTokens(tout) + " out";
+        tokens.hidden = !(tin || tout);
+      }
+    }
+
+    // Each plan replaces the one before it: older ones fold into a one-line summary.
+    function settlePlans(keepLast) {
+      var plans = log.querySelectorAll("details.plan:not(.is-old)");
+      var upTo = keepLast ? plans.length - 1 : plans.length;
+      for (var i = 0; i < upTo; i++) {
+        plans[i].open = false;
+        plans[i].classList.add("is-old");
+        var label = plans[i].querySelector(".plan-label");
+        if (label) {
+          label.textContent = "Earlier plan";
+        }
+      }
+    }
+
+    function commandsOf(el) {
+      var spans = el.querySelectorAll("[data-cmd]");
+      var names = [];
+      for (var i = 0; i < spans.length; i++) {
+        names.push(spans[i].getAttribute("data-cmd"));
+      }
+      return names;
+    }
+
+    function onCommands(data) {
+      var el = parseFragment(data).querySelector("[data-kind]");
+      if (el && slashCommands) {
+        slashCommands(commandsOf(el));
       }
     }
 
@@ -766,8 +1098,15 @@
       }
       var auth = document.getElementById("session-auth");
       if (source && auth) {
-        auth.querySelector(".auth-source").textContent = source;
+        var shown = auth.querySelector(".auth-source");
+        shown.textContent = el.getAttribute("data-api-key-label") || source;
+        shown.title = "apiKeySource reported by the CLI: " + source;
         auth.hidden = false;
+      }
+      // Claude lists its slash commands here; an empty list leaves the known ones.
+      var names = commandsOf(el);
+      if (names.length && slashCommands) {
+        slashCommands(names);
       }
     }
 
@@ -807,7 +1146,12 @@
           return;
         }
         case "permission_decision":
-          markDecided(msg.data);
+          // The request's card collapses to the line saying who decided what; a second
+          // line would say it again. Without the card (an earlier page) the line stays.
+          if (markDecided(msg.data)) {
+            evt.preventDefault();
+            afterNewContent();
+          }
           return;
         case "permission_request":
           onPermissionRequest(msg.data);
@@ -824,7 +1168,13 @@
           onToolResult(msg.data);
           return;
         case "turn_end":
-          onTurnEnd();
+          onTurnEnd(msg.data);
+          return;
+        case "plan":
+          settlePlans(false);
+          return;
+        case "commands":
+          onCommands(msg.data);
           return;
         case "status":
           onStatus(msg.data);
@@ -874,6 +1224,7 @@
       var target = evt.detail.target;
       if (target && target.classList && target.classList.contains("earlier")) {
         settleQueues();
+        settlePlans(true);
       }
       updatePending();
     });

@@ -9,15 +9,24 @@ from fastapi import APIRouter, Form, Header, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import ValidationError
+from sqlalchemy import select
 
 from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES
 from app.errors import AppError, ConflictError
 from app.schemas import DecisionIn, MessageIn, ProfileCreate
 from app.services import lineage, store
+from app.services.eventlog import EVENT_TABLE, EventDict
 from app.services.permissions import permission_to_dict
 from app.web.deps import AppState, StateDep
-from app.web.render import fold_events, render_event, sse_event_name
+from app.web.render import (
+    command_names,
+    day_label,
+    fold_events,
+    render_event,
+    sse_event_name,
+    with_thought_duration,
+)
 from app.web.streaming import replay_then_follow
 
 router = APIRouter(include_in_schema=False)
@@ -29,7 +38,10 @@ def _base_context(request: Request, state: AppState) -> dict[str, Any]:
     return {
         "request": request,
         "csrf_token": getattr(request.state, "csrf_token", ""),
-        "sidebar_sessions": [{"id": s.id, "title": s.title, "status": s.status} for s in sessions],
+        "sidebar_sessions": [
+            {"id": s.id, "title": s.title, "status": s.status, "day": day_label(s.updated_at)}
+            for s in sessions
+        ],
         "pending_total": state.manager.permissions.pending_count(),
     }
 
@@ -131,6 +143,14 @@ async def session_page(
         events = state.events.list(session_id, limit=PAGE_EVENTS, newest=True)
     shown_last = events[-1]["seq"] if events else 0
     install_hint = _install_hint(chat.backend)
+    # The header and the composer need the backend's newest report even when it is
+    # older than the tail of events the page shows.
+    info = _newest_event(state, session_id, "session_info")
+    listed = _newest_event(state, session_id, "commands")
+    if listed is not None and (info is None or listed["seq"] > info["seq"]):
+        commands = command_names(listed.get("commands"))
+    else:
+        commands = command_names((info or {}).get("slash_commands"))
     context = _base_context(request, state) | {
         "session": chat.model_dump(),
         "profile": profile.model_dump(),
@@ -144,8 +164,27 @@ async def session_page(
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
         "permission_modes": list(PERMISSION_MODES),
+        "session_info": info or {},
+        "slash_commands": commands,
     }
     return state.templates.TemplateResponse(request, "session.html", context)
+
+
+def _newest_event(state: AppState, session_id: str, kind: str) -> EventDict | None:
+    """The payload (and ``seq``) of the session's newest event of ``kind``."""
+    t = EVENT_TABLE
+    stmt = (
+        select(t.c.seq, t.c.payload)
+        .where(t.c.session_id == session_id, t.c.kind == kind)
+        .order_by(t.c.seq.desc())
+        .limit(1)
+    )
+    with state.engine.connect() as conn:
+        row = conn.execute(stmt).first()
+    if row is None:
+        return None
+    payload = row.payload if isinstance(row.payload, dict) else {}
+    return {**payload, "seq": row.seq}
 
 
 @router.get("/sessions/{session_id}/earlier", response_class=HTMLResponse)
@@ -180,8 +219,12 @@ async def live(
     chat = store.get_session(state.engine, session_id)
     install_hint = _install_hint(chat.backend)
     start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
+    previous_at = None
     async for event in replay_then_follow(state.events, session_id, start, request):
-        html = render_event(state.templates, event, install_hint=install_hint)
+        # A thought is timed from the event before it, as on the page (fold_events).
+        shown = with_thought_duration(event, previous_at)
+        previous_at = event.get("at")
+        html = render_event(state.templates, shown, install_hint=install_hint)
         yield ServerSentEvent(
             id=str(event["seq"]), event=sse_event_name(event["kind"]), raw_data=html
         )

@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +104,26 @@ STATUS_LABELS: dict[str, str] = {
     "idle": "idle",
     "ended": "ended",
     "failed": "failed",
+    "interrupted": "interrupted",
+}
+# What the tool-call line says for each state (the mark itself is drawn by CSS). A call
+# whose turn ended without a result was stopped: the user sees it as cancelled.
+TOOL_STATE_LABELS: dict[str, str] = {
+    "running": "running",
+    "done": "done",
+    "failed": "failed",
+    "stopped": "cancelled",
+}
+# Claude Code's ``apiKeySource`` values in words; anything else is shown as it came.
+CREDENTIAL_LABELS: dict[str, str] = {
+    "none": "login (no API key)",
+    "ANTHROPIC_API_KEY": "API key from ANTHROPIC_API_KEY",
+    "apiKeyHelper": "API key from apiKeyHelper",
+    "/login managed key": "API key from /login",
+    "user": "API key (user settings)",
+    "project": "API key (project settings)",
+    "org": "API key (organisation)",
+    "temporary": "temporary API key",
 }
 
 # Overrides (U+202A–U+202E) and isolates (U+2066–U+2069) can make text display in a
@@ -119,6 +139,12 @@ _LINK_REL = "noopener noreferrer nofollow"
 # paste cannot stall a page render.
 _MAX_HIGHLIGHT_CHARS = 200_000
 _MAX_DIFF_LINES = 400
+# Tool output shown before "show all" (see split_output).
+TOOL_OUTPUT_LINES = 200
+TOOL_OUTPUT_CHARS = 20_000
+# A thought longer than this after the event before it is not timed: the gap is more
+# likely an idle session (or an import) than thinking.
+_MAX_THOUGHT_MS = 30 * 60 * 1000
 
 _FORMATTER = HtmlFormatter(nowrap=True)
 
@@ -153,7 +179,7 @@ def _code_html(code: str, lang: str) -> str:
         '<div class="code">'
         f'<div class="code-bar">{label}'
         '<button type="button" class="copy" aria-label="Copy code">Copy</button></div>'
-        f'<pre class="hl"><code{code_class}>{highlight_code(code, lang)}</code></pre>'
+        f'<pre class="hl" tabindex="0"><code{code_class}>{highlight_code(code, lang)}</code></pre>'
         "</div>\n"
     )
 
@@ -292,12 +318,35 @@ def format_when(value: object) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
+def day_label(moment: datetime, today: date | None = None) -> str:
+    """ "Today", "Yesterday" or "Mon 30 Nov" for a stored (UTC) time, in local time."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    day = moment.astimezone().date()
+    today = today or datetime.now().astimezone().date()
+    if day == today:
+        return "Today"
+    if day == today - timedelta(days=1):
+        return "Yesterday"
+    year = f" {day.year}" if day.year != today.year else ""
+    return f"{day:%a} {day.day} {day:%b}{year}"
+
+
 def iso_time(value: object) -> str:
     """A machine-readable timestamp for ``<time datetime>``; naive values are UTC."""
     if isinstance(value, datetime):
         text = value.isoformat()
         return text if value.tzinfo else text + "Z"
     return value if isinstance(value, str) else ""
+
+
+def home_path(value: object) -> str:
+    """A path with the user's home folder shortened to "~", as a shell prompt shows it."""
+    text = as_text(value)
+    home = str(Path.home()).rstrip("/")
+    if home and (text == home or text.startswith(home + "/")):
+        return "~" + text[len(home) :]
+    return text
 
 
 def pretty_json(value: object) -> str:
@@ -322,6 +371,26 @@ def line_count(value: object) -> int:
 
 def head_lines(value: object, count: int = 200) -> str:
     return "\n".join(as_text(value).split("\n")[:count])
+
+
+def split_output(
+    value: object, lines: int = TOOL_OUTPUT_LINES, chars: int = TOOL_OUTPUT_CHARS
+) -> tuple[str, str]:
+    """A tool output as (what is shown at once, the rest behind "show all").
+
+    Laying out thousands of lines at once is what makes a page stutter, so only the
+    head is in the open; the rest sits in a closed ``<details>``, which the browser does
+    not lay out until it is opened. ``chars`` caps the head too, for outputs made of a
+    few enormous lines. The rest drops the newline the head ended before, so opening
+    it reads as one continuous output.
+    """
+    text = as_text(value)
+    head = "\n".join(text.split("\n", lines)[:lines])
+    if len(head) > chars:
+        cut = head.rfind("\n", 0, chars)
+        head = head[: cut if cut > chars // 2 else chars]
+    rest = text[len(head) :]
+    return head, rest[1:] if rest.startswith("\n") else rest
 
 
 def diff_lines(old: object, new: object) -> list[tuple[str, str]]:
@@ -355,6 +424,90 @@ def decision_text(decision: object, source: object = None) -> str:
 
 def tool_icon(kind: object) -> str:
     return TOOL_ICONS.get(str(kind or "other"), TOOL_ICONS["other"])
+
+
+def credential_label(source: object) -> str:
+    """Claude Code's ``apiKeySource`` in words ("" when it reported none)."""
+    text = str(source or "")
+    return CREDENTIAL_LABELS.get(text, text)
+
+
+def command_names(value: object) -> list[str]:
+    """Slash command names without their leading "/", deduplicated, in the given order."""
+    if not isinstance(value, list | tuple):
+        return []
+    names: list[str] = []
+    for item in value:
+        name = item.get("name") if isinstance(item, dict) else item
+        if isinstance(name, str):
+            name = name.strip().lstrip("/")
+            if name and name not in names and len(name) <= 100:
+                names.append(name)
+    return names
+
+
+def _parse_at(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def thought_duration_ms(thought: EventDict, previous_at: object) -> int | None:
+    """How long the agent thought, when it is known.
+
+    A backend that times its thinking says so in ``duration_ms``. Otherwise a thought
+    arrives whole when the thinking is over, so the time since the event before it (the
+    prompt, a tool result) is how long it took.
+    """
+    known = _number(thought.get("duration_ms"))
+    if known is not None:
+        return int(known) if known >= 0 else None
+    end, start = _parse_at(thought.get("at")), _parse_at(previous_at)
+    if end is None or start is None:
+        return None
+    ms = int((end - start).total_seconds() * 1000)
+    return ms if 0 <= ms <= _MAX_THOUGHT_MS else None
+
+
+def with_thought_duration(event: EventDict, previous_at: object) -> EventDict:
+    """``event`` with ``duration_ms`` filled in when it is a thought that can be timed."""
+    if event.get("kind") != "thought" or "duration_ms" in event:
+        return event
+    ms = thought_duration_ms(event, previous_at)
+    return event if ms is None else {**event, "duration_ms": ms}
+
+
+_ADVICE_GIVEN = re.compile(
+    r"send (?:a|the|your) message|start a new session|restore the folder|install",
+    re.IGNORECASE,
+)
+_AUTH_PROBLEM = re.compile(
+    r"not logged in|please log ?in|/login|authenticat|api[ _-]?key|unauthori[sz]ed|\b401\b"
+    r"|credit balance",
+    re.IGNORECASE,
+)
+_BUSY_PROBLEM = re.compile(r"rate.?limit|overloaded|\b429\b|\b529\b|too many requests", re.I)
+
+
+def error_advice(event: EventDict) -> str:
+    """What the user can do about an error card, unless its message already says so."""
+    message = as_text(event.get("message"))
+    if event.get("resume_failed") or _ADVICE_GIVEN.search(message):
+        return ""
+    if _AUTH_PROBLEM.search(message):
+        return (
+            "Check the CLI's login: run it once in a terminal and sign in, or put its API "
+            "key in the profile's environment. Then send your message again."
+        )
+    if _BUSY_PROBLEM.search(message):
+        return "The model's service is busy or rate-limited: wait a minute, then send again."
+    return (
+        "Send a message to start the agent again. If this keeps happening, open Details "
+        "for the CLI's own output and check the profile's settings."
+    )
 
 
 def _markdown_filter(value: object) -> Markup:
@@ -394,6 +547,8 @@ def make_templates(templates_dir: Path) -> Jinja2Templates:
         as_text=as_text,
         line_count=line_count,
         head_lines=head_lines,
+        credential=credential_label,
+        home=home_path,
     )
     env.globals.update(
         app_name="Angelia",
@@ -402,7 +557,11 @@ def make_templates(templates_dir: Path) -> Jinja2Templates:
         decision_text=decision_text,
         tool_icon=tool_icon,
         diff_lines=diff_lines,
-        TOOL_OUTPUT_LINES=200,
+        split_output=split_output,
+        command_names=command_names,
+        error_advice=error_advice,
+        TOOL_STATE_LABELS=TOOL_STATE_LABELS,
+        TOOL_OUTPUT_LINES=TOOL_OUTPUT_LINES,
     )
     return Jinja2Templates(env=env)
 
@@ -420,7 +579,9 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
     - a ``permission_request`` gets its ``permission_decision`` as ``decision`` (the
       decision event stays in the list);
     - a ``tool_call`` gets ``state``: done, failed, stopped (its turn ended without a
-      result) or running.
+      result) or running;
+    - a ``thought`` gets ``duration_ms`` when it can be timed (``thought_duration_ms``);
+    - every ``plan`` but the newest gets ``superseded`` (each plan replaces the last).
     Input dicts are never modified.
     """
     completed: set[str] = set()
@@ -436,6 +597,7 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
     decisions: dict[str, EventDict] = {}
     results: dict[str, EventDict] = {}
     last_turn_end = -1
+    last_plan = -1
     for index, event in enumerate(events):
         kind = event.get("kind")
         if kind == "permission_decision":
@@ -444,6 +606,8 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
             results.setdefault(str(event.get("tool_call_id") or ""), event)
         elif kind == "turn_end":
             last_turn_end = index
+        elif kind == "plan":
+            last_plan = index
 
     out: list[EventDict] = []
     streams: dict[str, tuple[EventDict, list[str]]] = {}
@@ -481,6 +645,11 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
             else:
                 item["state"] = "stopped" if index < last_turn_end else "running"
             out.append(item)
+        elif kind == "thought":
+            previous = events[index - 1].get("at") if index else None
+            out.append(with_thought_duration(event, previous))
+        elif kind == "plan" and index < last_plan:
+            out.append({**event, "superseded": True})
         else:
             out.append(event)
     for item, parts in streams.values():

@@ -220,7 +220,7 @@ async def test_profile_page_rules_add_invalid_delete(
     page = soup_of(r)
     error = page.select_one("#err-rule")
     assert error is not None and "not a valid rule" in error.get_text()
-    field = page.select_one("input[name=rule]")
+    field = page.select_one("form.rule-form input[name=rule]")
     assert field is not None and field["value"] == "Bash(" and field["aria-invalid"] == "true"
     assert len(page.select("table.rules tbody tr")) == 1
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +14,22 @@ from fastapi.templating import Jinja2Templates
 from app.web.render import (
     EVENT_KINDS,
     SSE_SWAP_EVENTS,
+    command_names,
+    credential_label,
+    day_label,
     decision_text,
+    error_advice,
     fold_events,
     format_cost,
     format_duration,
     format_tokens,
+    home_path,
     make_templates,
     markdown_to_html,
     render_event,
+    split_output,
     sse_event_name,
+    with_thought_duration,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -589,3 +596,174 @@ def test_error_page(templates: Jinja2Templates) -> None:
     html = templates.get_template("error.html").render(status=404, message=HOSTILE, detail=HOSTILE)
     assert_no_active_markup(html)
     assert "404" in html
+
+
+# -- chat page additions ---------------------------------------------------------------
+
+
+def test_long_output_splits_into_head_and_rest() -> None:
+    output = "\n".join(f"line {i}" for i in range(2000))
+    head, rest = split_output(output)
+    assert head.count("\n") == 199 and head.endswith("line 199")
+    assert rest.startswith("line 200\n") and rest.endswith("line 1999")
+    assert head + "\n" + rest == output
+    assert split_output("short") == ("short", "")
+    # A few enormous lines are capped by size, not only by count.
+    head, rest = split_output("x" * 50_000)
+    assert len(head) == 20_000 and len(rest) == 30_000
+
+
+def test_live_long_output_fragment_shows_the_head_only(templates: Jinja2Templates) -> None:
+    output = "\n".join(f"line {i}" for i in range(2000))
+    soup = BeautifulSoup(
+        render_event(templates, ev(6, "tool_result", tool_call_id="t", output=output)),
+        "html.parser",
+    )
+    head = soup.select_one(".tool-result > pre.output")
+    assert head is not None and head.get_text().count("\n") == 199
+    rest = soup.select_one("details.show-all pre.output-rest")
+    assert rest is not None and rest.get_text().startswith("line 200\n")
+    # The rest is not the whole output again.
+    assert "line 0\n" not in rest.get_text()
+
+
+def test_thought_is_timed_from_the_event_before_it(templates: Jinja2Templates) -> None:
+    events = [
+        ev(1, "user_message", text="hi", at="2026-12-02T14:00:00.000Z"),
+        ev(2, "thought", text="hmm", at="2026-12-02T14:00:04.100Z"),
+        ev(3, "thought", text="known", at="2026-12-02T15:00:00.000Z", duration_ms=2500),
+        ev(4, "thought", text="idle gap", at="2026-12-02T16:00:00.000Z"),
+    ]
+    folded = fold_events(events)
+    assert [e.get("duration_ms") for e in folded[1:]] == [4100, 2500, None]
+    summaries = [
+        BeautifulSoup(render_event(templates, e), "html.parser").summary.get_text()  # type: ignore[union-attr]
+        for e in folded[1:]
+    ]
+    assert summaries == ["Thought for 4.1 s", "Thought for 2.5 s", "Thought"]
+    assert with_thought_duration(events[1], None) is events[1]
+    fast = with_thought_duration(ev(2, "thought", at="2026-12-02T14:00:00.300Z"), events[0]["at"])
+    soup = BeautifulSoup(render_event(templates, fast), "html.parser")
+    assert soup.summary is not None and soup.summary.get_text() == "Thought for <1 s"
+
+
+def test_only_the_newest_plan_stays_open(templates: Jinja2Templates) -> None:
+    entries = [
+        {"content": HOSTILE, "status": "completed", "priority": "high"},
+        {"content": "b", "status": "in_progress"},
+        {"content": "c", "status": "bogus"},
+    ]
+    folded = fold_events([ev(1, "plan", entries=entries), ev(2, "plan", entries=entries)])
+    assert folded[0]["superseded"] is True and "superseded" not in folded[1]
+    old, new = (BeautifulSoup(render_event(templates, e), "html.parser") for e in folded)
+    old_plan, new_plan = old.select_one("details.plan"), new.select_one("details.plan")
+    assert old_plan is not None and new_plan is not None
+    assert "is-old" in old_plan["class"] and not old_plan.has_attr("open")
+    assert new_plan.has_attr("open") and "is-old" not in new_plan["class"]
+    assert new_plan.summary is not None and new_plan.summary.get_text() == "Plan · 1 of 3 done"
+    assert [li["class"] for li in new_plan.select("li")] == [
+        ["plan-completed"],
+        ["plan-in_progress"],
+        ["plan-pending"],
+    ]
+    assert_no_active_markup(str(new))
+
+
+def test_error_card_says_what_to_do(templates: Jinja2Templates) -> None:
+    def todo(**payload: Any) -> str:
+        soup = BeautifulSoup(render_event(templates, ev(1, "error", **payload)), "html.parser")
+        found = soup.select_one(".error-todo")
+        return found.get_text() if found else ""
+
+    assert "Send a message to start the agent again" in todo(message="Claude Code exited.")
+    assert "sign in" in todo(message="Invalid API key · Please run /login")
+    assert "wait a minute" in todo(message="API Error: 429 rate_limit_error")
+    # Messages that already say what to do are left to say it.
+    assert todo(message="The server stopped. Send a message to continue.") == ""
+    assert todo(message="x", resume_failed=True, continue_url="/sessions/s/continue") == ""
+    assert error_advice({"message": "boom"}).startswith("Send a message")
+
+
+def test_credentials_commands_and_home() -> None:
+    assert credential_label("ANTHROPIC_API_KEY") == "API key from ANTHROPIC_API_KEY"
+    assert credential_label("none") == "login (no API key)"
+    assert credential_label("something new") == "something new"
+    assert credential_label(None) == ""
+    assert command_names(["/compact", "clear", {"name": "review"}, "clear", 3, ""]) == [
+        "compact",
+        "clear",
+        "review",
+    ]
+    assert command_names("compact") == []
+    home = str(Path.home())
+    if home not in ("", "/"):
+        assert home_path(home + "/src/app") == "~/src/app"
+        assert home_path(home + "x/src") == home + "x/src"
+    assert home_path("/elsewhere") == "/elsewhere"
+
+
+def test_day_labels() -> None:
+    today = datetime(2026, 12, 2, 12, 0).astimezone().date()
+    local = datetime(2026, 12, 2, 12, 0).astimezone()
+    assert day_label(local, today) == "Today"
+    assert day_label(local - timedelta(days=1), today) == "Yesterday"
+    assert day_label(local - timedelta(days=3), today) == "Sun 29 Nov"
+    assert day_label(local - timedelta(days=400), today) == "Tue 28 Oct 2025"
+
+
+def test_session_page_header_composer_and_commands(templates: Jinja2Templates) -> None:
+    info = {"model": "opus", "api_key_source": "ANTHROPIC_API_KEY"}
+    html = templates.get_template("session.html").render(
+        session_context(
+            [ev(1, "user_message", text="hi")],
+            session_info=info,
+            slash_commands=["compact", HOSTILE],
+        )
+    )
+    assert_no_active_markup(html)
+    soup = BeautifulSoup(html, "html.parser")
+    auth = soup.select_one("#session-auth")
+    assert auth is not None and not auth.has_attr("hidden")
+    assert auth.get_text(" ", strip=True).endswith("API key from ANTHROPIC_API_KEY")
+    model = soup.select_one("#session-model")
+    assert model is not None and model.get_text() == "opus"
+    options = soup.select("#slash-list [role=option]")
+    assert [o["data-cmd"] for o in options] == ["compact", HOSTILE]
+    box = soup.select_one("textarea#composer-text")
+    assert box is not None and box["aria-controls"] == "slash-list"
+    stop = soup.select_one("#stop-btn")
+    assert stop is not None and stop["aria-keyshortcuts"] == "Escape"
+    log = soup.select_one("#transcript")
+    assert log is not None and log["role"] == "log" and log["aria-live"] == "polite"
+    toggle = soup.select_one("#nav-toggle")
+    assert toggle is not None and toggle.name == "button" and toggle["aria-controls"] == "nav-menu"
+
+
+def test_commands_and_session_info_fragments_carry_the_list(
+    templates: Jinja2Templates,
+) -> None:
+    listed = render_event(templates, ev(5, "commands", commands=["review", HOSTILE]))
+    assert_no_active_markup(listed)
+    soup = BeautifulSoup(listed, "html.parser")
+    assert [s["data-cmd"] for s in soup.select("[data-cmd]")] == ["review", HOSTILE]
+    info = render_event(
+        templates, ev(6, "session_info", api_key_source="none", slash_commands=["/compact"])
+    )
+    root = BeautifulSoup(info, "html.parser").find(True)
+    assert root is not None and root["data-api-key-label"] == "login (no API key)"
+    assert [s["data-cmd"] for s in root.select("[data-cmd]")] == ["compact"]
+
+
+def test_decision_line_hides_when_its_card_is_on_the_page(templates: Jinja2Templates) -> None:
+    items = fold_events(
+        [
+            ev(1, "permission_request", permission_id="p1", tool="Bash", status="pending"),
+            ev(2, "permission_decision", permission_id="p1", decision="deny", source="user"),
+            ev(3, "permission_decision", permission_id="p0", decision="deny", source="rule"),
+        ]
+    )
+    html = templates.get_template("_earlier.html").render(items=items, session_id="s1")
+    soup = BeautifulSoup(html, "html.parser")
+    lines = {str(d["data-pid"]): d.has_attr("hidden") for d in soup.select(".event.decision")}
+    assert lines == {"p1": True, "p0": False}
+    assert soup.select_one(".perm.decided") is not None

@@ -1,0 +1,116 @@
+"""The screenshots in docs/screenshots, taken from the real pages.
+
+They are only written when ANGELIA_SCREENSHOTS=1, so an ordinary test run leaves the
+tracked images alone:
+
+    ANGELIA_SCREENSHOTS=1 .ci/in-netns .venv/bin/python -m pytest tests/browser/test_screenshots.py
+
+ANGELIA_SCREENSHOTS_DIR writes them somewhere else (to compare before committing).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS
+from tests.browser.demo import AUTH_AFTER, finished_session, make_profile, make_session, set_session
+from tests.conftest import TOKEN, LiveServer, write_scenario
+from tests.helpers import send
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        os.environ.get("ANGELIA_SCREENSHOTS") != "1", reason="set ANGELIA_SCREENSHOTS=1"
+    ),
+]
+
+SIZE = {"width": 1200, "height": 800}
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+async def test_screenshots(
+    browser: Browser,
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    tmp_path: Path,
+    fake_claude: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = Path(os.environ.get("ANGELIA_SCREENSHOTS_DIR") or DOCS)
+    out.mkdir(parents=True, exist_ok=True)
+    # The header shows the project folder as "~/src/app", as it would on a real machine.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cwd = tmp_path / "src" / "app"
+    cwd.mkdir(parents=True)
+
+    # An older session or two, so the history page has days to group.
+    profile_id = await make_profile(client, cwd, name="app")
+    now = datetime.now(UTC)
+    for title, days, status, cost, turns in (
+        ("Add CSV export to the reports page", 1, "idle", 0.1834, 6),
+        ("Upgrade to Python 3.13", 3, "failed", 0.0911, 2),
+        ("Why is the nightly build slow?", 3, "ended", 0.0422, 3),
+    ):
+        old = await make_session(client, profile_id, title)
+        at = now - timedelta(days=days, hours=2)
+        set_session(
+            server, old, status=status, cost_usd=cost, turns=turns, created_at=at, updated_at=at
+        )
+    sid = await finished_session(server, client, cwd, profile_id)
+    set_session(
+        server, sid, created_at=now - timedelta(minutes=26), updated_at=now - timedelta(minutes=20)
+    )
+
+    # A live session with a real approval waiting, from the fake claude.
+    live_profile = await make_profile(
+        client, cwd, name="app (fake CLI)", command=fake_claude["command"], env=fake_claude["env"]
+    )
+    edit = {
+        "tool": "Edit",
+        "input": {
+            "file_path": "src/auth.py",
+            "old_string": "datetime.now() + timedelta(minutes=30)",
+            "new_string": "clock.now() + timedelta(minutes=TOKEN_MINUTES)",
+        },
+        "permission": True,
+        "reason": "Edits need your approval in the default mode",
+    }
+    intro = {"text": "The expiry should come from the settings too. Here is the edit:"}
+    write_scenario(fake_claude["scenario"], [[{"thinking": "Find the constant."}, intro, edit]])
+    (cwd / "src" / "auth.py").write_text(AUTH_AFTER)
+    waiting = await make_session(client, live_profile, "Read the token lifetime from settings")
+
+    context = await browser.new_context(viewport=SIZE, color_scheme="light")
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(CSP_PROBE)
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
+        await expect(page.locator(".turn-end")).to_be_visible()
+        # The edit's diff open, the failed test output folded to its summary line.
+        await page.locator(".tool-call[data-tcid=t3]").evaluate("el => el.open = true")
+        await page.locator(".tool-result[data-tcid=t2]").evaluate("el => el.open = false")
+        await page.locator("#transcript").evaluate("el => el.scrollTop = el.scrollHeight")
+        await page.screenshot(path=str(out / "chat.png"))
+
+        await page.goto(f"{server.url}/sessions/{waiting}")
+        await send(client, waiting, "Take the token lifetime from settings.TOKEN_MINUTES")
+        card = page.locator('.perm[data-status="pending"]')
+        await expect(card.locator(".diff .add")).to_have_count(1)
+        await expect(card.locator(".perm-wait")).to_have_text(re.compile(r"waiting"))
+        await page.locator("#composer-text").fill("also update the docs")
+        await page.screenshot(path=str(out / "permission.png"))
+
+        await page.goto(f"{server.url}/sessions")
+        await expect(page.locator(".history-pending")).to_have_count(1)
+        await page.screenshot(path=str(out / "sessions.png"))
+    finally:
+        await context.close()
