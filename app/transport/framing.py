@@ -99,7 +99,9 @@ def parse_json_line(line: bytes) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
+        # RecursionError: nesting deeper than the interpreter's stack allows, which is
+        # valid JSON but still only one line to skip.
         log.warning("skipping corrupt JSON line (%s): %s", exc, _preview(text))
         return None
     if not isinstance(value, dict):

@@ -67,6 +67,9 @@ class SecurityMiddleware:
         self.csrf = csrf_token_for(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -102,6 +105,28 @@ class SecurityMiddleware:
         scope.setdefault("state", {})["csrf_token"] = self.csrf
         await self.app(scope, receive, _with_headers(send))
 
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The same Host, Origin and token checks for an upgrade (CORS does not cover it).
+
+        A refusal closes before accepting, which the server answers with HTTP 403.
+        """
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        origin = headers.get("origin")
+        ok = (
+            self.settings.host_allowed(host)
+            and (origin is None or _same_origin(origin, host))
+            and (
+                self._bearer_ok(headers.get("authorization", ""))
+                or self._matches(_cookie(headers, COOKIE_NAME))
+            )
+        )
+        if not ok:
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        scope.setdefault("state", {})["csrf_token"] = self.csrf
+        await self.app(scope, receive, send)
+
     def _matches(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(
             candidate.encode(), self.token.encode()
@@ -124,7 +149,10 @@ class SecurityMiddleware:
         if not self._matches(query.pop("token")):
             await _plain(send, 401, "Unauthorized: that token is not valid for this server.")
             return
-        location = scope["path"] + (("?" + urlencode(query)) if query else "")
+        # "//host/…" (or "/\\host/…", which browsers read the same way) would be a
+        # protocol-relative redirect to another site.
+        path = "/" + scope["path"].lstrip("/\\")
+        location = path + (("?" + urlencode(query)) if query else "")
         cookie = f"{COOKIE_NAME}={self.token}; HttpOnly; SameSite=Strict; Path=/"
         await send(
             {

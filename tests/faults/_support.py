@@ -1,0 +1,97 @@
+"""``angelia serve`` as a real child process, for tests that kill it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import TOKEN
+from tests.security._support import REPO, free_port
+
+
+class ServerProcess:
+    """One run of ``python -m app.cli serve`` on a data dir; output goes to a log file."""
+
+    def __init__(self, data_dir: Path, log_dir: Path, *, port: int | None = None) -> None:
+        self.data_dir = data_dir
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_dir / f"server-{self.port}-{time.monotonic_ns()}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        env = {**os.environ, "ANGELIA_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
+        env.pop("ANGELIA_DATA_DIR", None)
+        argv = [sys.executable, "-m", "app.cli", "serve", "--port", str(self.port)]
+        argv += ["--data-dir", str(self.data_dir), "--no-browser"]
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited with {self.proc.returncode}: {self.log()}")
+            try:
+                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"server did not start: {self.log()}")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
+        )
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """SIGTERM (uvicorn's graceful shutdown), then SIGKILL if it hangs."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.terminate()
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            raise AssertionError(f"server ignored SIGTERM for {timeout} s: {self.log()}") from None
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+
+def fake_starts(fake: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fake claude's log entries for each process start (argv, pid, …)."""
+    path: Path = fake["log"]
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [e for e in map(json.loads, lines) if "argv" in e]
+
+
+def wait_until(predicate: object, timeout: float, what: str) -> None:
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
