@@ -158,6 +158,24 @@ class ProfileUpdate(BaseModel):
     idle_timeout_s: int | None = None
     reasoning_effort: Literal["low", "medium", "high"] | None = None
 
+    @field_validator(
+        "name",
+        "cwd",
+        "permission_mode",
+        "allowed_tools",
+        "disallowed_tools",
+        "mcp_servers",
+        "env",
+        "permission_timeout_s",
+        mode="before",
+    )
+    @classmethod
+    def _not_null(cls, v: Any) -> Any:
+        # Leaving a field out keeps it; an explicit null cannot be stored for these.
+        if v is None:
+            raise ValueError("may be left out, but not set to null")
+        return v
+
     @model_validator(mode="after")
     def _validate(self) -> ProfileUpdate:
         data = self.model_dump(exclude_unset=True, exclude={"name", "cwd"})

@@ -13,6 +13,7 @@ Wire reference: the Claude Agent SDK (``_internal/query.py``,
 from __future__ import annotations
 
 import itertools
+import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -409,6 +410,10 @@ def _str(value: Any) -> str:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    return None
+    """A usable number, or None: JSON allows inf, NaN and 400-digit integers, which would
+    break the turn's accounting (and SQLite's integer columns) further up."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int):
+        return value if abs(value) < 2**53 else None
+    return value if math.isfinite(value) and abs(value) < 2**53 else None

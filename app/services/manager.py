@@ -358,8 +358,8 @@ class SessionManager:
             session_id,
             turns=chat.turns + 1,
             cost_usd=chat.cost_usd + (turn_cost or 0.0),
-            input_tokens=chat.input_tokens + int(usage.get("input_tokens") or 0),
-            output_tokens=chat.output_tokens + int(usage.get("output_tokens") or 0),
+            input_tokens=chat.input_tokens + _token_count(usage.get("input_tokens")),
+            output_tokens=chat.output_tokens + _token_count(usage.get("output_tokens")),
         )
         self._set_status(session_id, "live")
 
@@ -421,6 +421,15 @@ class SessionManager:
         for sid in stale:
             await self.stop_brain(sid)
         return stale
+
+
+def _token_count(value: object) -> int:
+    """A backend's token count if it is a sane number, else 0 (never a crash)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if value != value or not 0 <= value < 2**53:  # NaN, negative, or beyond exact ints
+        return 0
+    return int(value)
 
 
 def coalesce_deltas(batch: list[BrainEvent]) -> list[BrainEvent]:

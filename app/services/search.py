@@ -53,7 +53,8 @@ def to_match_query(q: str) -> str:
     Quoting each term keeps FTS5's own syntax (AND, NEAR, column filters, quotes) from
     turning a user's search box into a syntax error.
     """
-    terms = _TERM.findall(q)
+    # A NUL would end FTS5's string literal early; it is never part of a word anyway.
+    terms = _TERM.findall(q.replace("\x00", " "))
     if not terms:
         return ""
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms]

@@ -28,7 +28,7 @@ from app.schemas import (
 )
 from app.services import instructions, lineage, rulebook, search, store
 from app.services.permissions import permission_to_dict
-from app.web.deps import StateDep
+from app.web.deps import SessionIdDep, StateDep
 from app.web.streaming import replay_then_follow
 
 router = APIRouter(prefix="/api")
@@ -221,7 +221,7 @@ async def list_events(
 
 @router.get("/sessions/{session_id}/stream", response_class=EventSourceResponse, tags=["events"])
 async def stream(
-    session_id: str,
+    session_id: SessionIdDep,
     request: Request,
     state: StateDep,
     after: Annotated[int | None, Query(ge=0)] = None,

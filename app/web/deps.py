@@ -32,3 +32,14 @@ def get_state(request: Request) -> AppState:
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
+
+
+def existing_session(session_id: str, request: Request) -> str:
+    """404 before a streaming response starts, not a broken stream after it."""
+    from app.services import store
+
+    store.get_session(get_state(request).engine, session_id)
+    return session_id
+
+
+SessionIdDep = Annotated[str, Depends(existing_session)]

@@ -18,7 +18,7 @@ from app.schemas import DecisionIn, MessageIn, ProfileCreate
 from app.services import lineage, store
 from app.services.eventlog import EVENT_TABLE, EventDict
 from app.services.permissions import permission_to_dict
-from app.web.deps import AppState, StateDep
+from app.web.deps import AppState, SessionIdDep, StateDep
 from app.web.render import (
     command_names,
     day_label,
@@ -209,7 +209,7 @@ async def earlier(
 
 @router.get("/sessions/{session_id}/live", response_class=EventSourceResponse)
 async def live(
-    session_id: str,
+    session_id: SessionIdDep,
     request: Request,
     state: StateDep,
     after: Annotated[int, Query(ge=0)] = 0,

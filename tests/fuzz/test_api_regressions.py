@@ -10,19 +10,11 @@ import pytest
 from tests.conftest import LiveServer
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a NUL in the query ends FTS5's string early: sqlite3 'unterminated string' -> 500",
-)
 async def test_search_with_a_nul_character(client: httpx.AsyncClient) -> None:
     r = await client.get("/api/search", params={"q": "a\x00b"})
     assert r.status_code == 200, r.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ProfileUpdate accepts an explicit null for name/cwd; the NOT NULL column -> 500",
-)
 @pytest.mark.parametrize("field", ["name", "cwd"])
 async def test_patch_profile_with_null_required_field(
     client: httpx.AsyncClient, project_dir: Path, field: str
@@ -35,11 +27,6 @@ async def test_patch_profile_with_null_required_field(
     assert r.status_code == 422, r.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the SSE endpoints check the session inside the generator: 200, then a broken "
-    "stream and a logged traceback instead of 404 (EventSource retries for ever)",
-)
 @pytest.mark.parametrize("path", ["/api/sessions/nope/stream", "/sessions/nope/live"])
 async def test_stream_of_an_unknown_session_is_404(server: LiveServer, path: str) -> None:
     async with server.client() as c, c.stream("GET", path) as r:
