@@ -19,7 +19,7 @@ from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
 from app.services.manager import SessionManager
 from app.settings import Settings
-from app.web import api, api_history, pages, pages_history, pages_profiles, pages_review
+from app.web import api, api_history, docs, pages, pages_history, pages_profiles, pages_review
 from app.web.deps import AppState
 from app.web.render import make_templates
 from app.web.security import SecurityMiddleware, csrf_token_for, load_or_create_token
@@ -57,10 +57,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await manager.shutdown()
             engine.dispose()
 
-    app = FastAPI(title="Angelia", version=__version__, lifespan=lifespan)
+    # FastAPI's own /docs and /redoc load a CDN and an inline script; ours are vendored.
+    app = FastAPI(
+        title="Angelia",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.state.angelia = state
     app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
     app.include_router(api.router)
+    app.include_router(docs.router)
     app.include_router(api_history.router)
     app.include_router(pages.router)
     app.include_router(pages_review.router)

@@ -376,11 +376,6 @@ async def test_every_html_page_has_a_csp_without_inline_script(
             assert not _check_csp(r.headers.get("content-security-policy")), r.status_code
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FastAPI's /docs, /redoc and /docs/oauth2-redirect use an inline <script> and a "
-    "CDN; under the app's CSP they render blank (see docs/security.md)",
-)
 async def test_framework_doc_pages_work_under_the_csp(
     server: LiveServer, client: httpx.AsyncClient, ids: dict[str, str]
 ) -> None:
