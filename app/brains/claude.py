@@ -297,6 +297,11 @@ class ClaudeBrain(Brain):
         elif isinstance(item, SessionReported):
             self._saw_init = self._saw_init or item.source == "init"
             self._session_id = item.session_id
+            if item.source == "init" and self._session_id != self._announced:
+                # The CLI has taken the turn up and keeps its transcript under this id
+                # from now on: recording it here lets a crash during the first turn resume.
+                self._announced = self._session_id
+                self._emit(BackendSession(backend_session_id=self._session_id))
         elif isinstance(item, PermissionCancelled):
             # Only prompts still waiting for the user; the CLI wants no reply to a cancel.
             if self._pending.pop(item.request_id, None) is not None:

@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from app.db.engine import open_database
 from app.main import create_app
 from app.schemas import ProfileCreate
@@ -99,11 +97,6 @@ async def test_kill_9_mid_turn_keeps_events_and_resumes(
     wait_until(lambda: processes_mentioning(marker) == [], 5, "no backend left after stop")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Claude session id is recorded only when the first turn's result arrives, "
-    "so a kill during the first turn starts a new conversation instead of resuming it",
-)
 async def test_kill_9_during_the_first_turn_still_resumes(
     tmp_path: Path, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
