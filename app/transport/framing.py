@@ -85,6 +85,10 @@ class LineFramer:
         )
 
 
+MAX_DEPTH = 64
+TOO_DEEP = "[nested too deep to show]"
+
+
 def parse_json_line(line: bytes) -> dict[str, Any] | None:
     """Parse one framed line into a JSON object, or return None to skip it.
 
@@ -107,6 +111,28 @@ def parse_json_line(line: bytes) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         log.warning("skipping a JSON line that is not an object: %s", _preview(text))
         return None
+    # Counting brackets is cheap and bounds the depth, so ordinary lines skip the walk.
+    if text.count("{") + text.count("[") > MAX_DEPTH:
+        capped = _cap_depth(value, 0)
+        assert isinstance(capped, dict)
+        return capped
+    return value
+
+
+def _cap_depth(value: Any, depth: int) -> Any:
+    """Replace what lies deeper than ``MAX_DEPTH`` by a note.
+
+    Such input is valid JSON, but storing and serving it would fail further up (the
+    serializers have depth limits), and no real tool input needs it.
+    """
+    if isinstance(value, dict):
+        if depth >= MAX_DEPTH:
+            return TOO_DEEP
+        return {k: _cap_depth(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth >= MAX_DEPTH:
+            return TOO_DEEP
+        return [_cap_depth(v, depth + 1) for v in value]
     return value
 
 

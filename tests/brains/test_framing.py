@@ -109,3 +109,19 @@ def test_corrupt_json_is_logged_and_skipped(caplog: pytest.LogCaptureFixture) ->
     with caplog.at_level(logging.WARNING, logger="app.transport.framing"):
         assert parse_json_line(b'{"type": "assistant", broken') is None
     assert any("corrupt JSON" in r.getMessage() for r in caplog.records)
+
+
+def test_deep_nesting_is_capped_and_shallow_lines_are_untouched() -> None:
+    from app.transport.framing import MAX_DEPTH, TOO_DEEP
+
+    deep = '{"a":' * 300 + "1" + "}" * 300
+    value = parse_json_line(deep.encode())
+    assert value is not None
+    depth, node = 0, value
+    while isinstance(node, dict):
+        node, depth = node["a"], depth + 1
+    assert node == TOO_DEEP and depth == MAX_DEPTH
+    shallow = {"type": "assistant", "message": {"content": [{"type": "text", "text": "{[{"}]}}
+    import json
+
+    assert parse_json_line(json.dumps(shallow).encode()) == shallow

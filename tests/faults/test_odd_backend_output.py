@@ -101,11 +101,6 @@ async def test_odd_result_numbers(
     await _still_usable(server, client, sid, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the stored input is deeper than pydantic serializes: the events API answers 500 "
-    "for this session from then on",
-)
 async def test_deeply_nested_tool_input_is_shown(
     server: LiveServer, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
@@ -118,11 +113,6 @@ async def test_deeply_nested_tool_input_is_shown(
     await _still_usable(server, client, sid, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the stored input is deeper than pydantic serializes: the events API answers 500, "
-    "so the request cannot be seen or answered",
-)
 async def test_deeply_nested_permission_request_can_be_answered(
     server: LiveServer, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
