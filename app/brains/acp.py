@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -47,7 +46,7 @@ from app.brains.events import (
 )
 from app.errors import AppError, BrainStartError, ValidationFailed
 from app.errors import BrainError as BrainFailure
-from app.transport import AgentProcess, build_env
+from app.transport import AgentProcess, build_env, describe_exit
 
 log = logging.getLogger(__name__)
 
@@ -405,13 +404,7 @@ class AcpBrain(Brain):
         self._close_events()
 
     def _exit_message(self) -> str:
-        code = self._process.returncode
-        if code is None:
-            how = "stopped"
-        elif code < 0:
-            how = f"was killed by {_signal_name(-code)}"
-        else:
-            how = f"exited with code {code}"
+        how = describe_exit(self._process.returncode)
         when = " in the middle of a turn" if self._turn_active else ""
         return f"{self.label} {how}{when}."
 
@@ -430,10 +423,3 @@ def _allows(response: RequestPermissionResponse, options: Sequence[AcpPermission
         return False
     kind = next((o.kind for o in options if o.option_id == outcome.option_id), "")
     return kind.startswith("allow")
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"

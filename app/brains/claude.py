@@ -12,7 +12,6 @@ import asyncio
 import json
 import logging
 import os
-import signal
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from app.brains.events import (
 )
 from app.errors import BrainError as BrainFailure
 from app.errors import BrainStartError, ProtocolError, ValidationFailed
-from app.transport import AgentProcess, ProcessNotRunningError, build_env
+from app.transport import AgentProcess, ProcessNotRunningError, build_env, describe_exit
 
 log = logging.getLogger(__name__)
 
@@ -336,22 +335,9 @@ class ClaudeBrain(Brain):
         self._close_events()
 
     def _exit_message(self) -> str:
-        code = self._process.returncode
-        if code is None:
-            how = "stopped"
-        elif code < 0:
-            how = f"was killed by {_signal_name(-code)}"
-        else:
-            how = f"exited with code {code}"
+        how = describe_exit(self._process.returncode)
         when = " in the middle of a turn" if self._turns_in_flight > 0 else ""
         message = f"Claude Code {how}{when}."
         if self._last_errors:
             message += " " + "; ".join(self._last_errors)
         return message
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"

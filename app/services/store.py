@@ -10,13 +10,42 @@ from sqlalchemy import and_, delete, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.brains import check_profile
+from app.brains import check_profile, get_brain_class
 from app.db.models import ChatSession, Event, PermissionRequest, Profile, utcnow
 from app.errors import ConflictError, NotFoundError, ValidationFailed
 from app.schemas import ProfileCreate, ProfileUpdate
 from app.services.search import delete_session_index
 
 TITLE_LENGTH = 80
+
+
+def enforcement_problems(
+    backend: str,
+    *,
+    mcp_servers: dict[str, Any],
+    allowed_tools: list[str],
+    disallowed_tools: list[str],
+    command: list[str] | None,
+) -> dict[str, str]:
+    """What a profile asks for that its backend cannot enforce, by field (empty: nothing)."""
+    asked = {
+        "mcp_servers": ("has_mcp_servers", bool(mcp_servers)),
+        "disallowed_tools": ("has_disallowed_tools", bool(disallowed_tools)),
+        "allowed_tools": ("has_allowed_tools", bool(allowed_tools)),
+    }
+    problems: dict[str, str] = {}
+    for field, (flag, wanted) in asked.items():
+        if not wanted:
+            continue
+        # One flag at a time, so each message lands on the field that asked for it.
+        flags = {other: other == flag for other, _ in asked.values()}
+        found = check_profile(backend, **flags)
+        if found:
+            problems[field] = " ".join(found)
+    brain_cls = get_brain_class(backend)
+    if not brain_cls.executable and not command:
+        problems["command"] = f"{brain_cls.label} has no command of its own: enter the one to run"
+    return problems
 
 
 def check_enforceable(
@@ -28,25 +57,15 @@ def check_enforceable(
     command: list[str] | None,
 ) -> None:
     """Refuse a profile that asks for something its backend cannot enforce."""
-    fields = {
-        "mcp_servers": {"has_mcp_servers": bool(mcp_servers)},
-        "disallowed_tools": {"has_disallowed_tools": bool(disallowed_tools)},
-        "allowed_tools": {"has_allowed_tools": bool(allowed_tools)},
-    }
-    for field, flags in fields.items():
-        asked = {
-            "has_mcp_servers": False,
-            "has_disallowed_tools": False,
-            "has_allowed_tools": False,
-        }
-        asked.update(flags)
-        problems = check_profile(backend, **asked)
-        if problems:
-            raise ValidationFailed(field, problems[0])
-    if backend == "acp" and not command:
-        raise ValidationFailed(
-            "command", "the generic ACP backend needs the agent's command, e.g. my-agent --acp"
-        )
+    problems = enforcement_problems(
+        backend,
+        mcp_servers=mcp_servers,
+        allowed_tools=allowed_tools,
+        disallowed_tools=disallowed_tools,
+        command=command,
+    )
+    for field, message in problems.items():
+        raise ValidationFailed(field, message)
 
 
 def create_profile(engine: Engine, *, data: ProfileCreate) -> Profile:

@@ -7,7 +7,7 @@ Knows nothing about brains, protocols or the database; protocol layers build on
 from __future__ import annotations
 
 from app.transport.framing import DEFAULT_MAX_LINE_BYTES, LineFramer, parse_json_line
-from app.transport.process import AgentProcess, ProcessNotRunningError, build_env
+from app.transport.process import AgentProcess, ProcessNotRunningError, build_env, describe_exit
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -15,5 +15,6 @@ __all__ = [
     "LineFramer",
     "ProcessNotRunningError",
     "build_env",
+    "describe_exit",
     "parse_json_line",
 ]

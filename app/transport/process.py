@@ -36,7 +36,7 @@ from app.transport.framing import DEFAULT_MAX_LINE_BYTES, LineFramer, parse_json
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AgentProcess", "ProcessNotRunningError", "build_env"]
+__all__ = ["AgentProcess", "ProcessNotRunningError", "build_env", "describe_exit"]
 
 READ_CHUNK = 65536
 DEFAULT_STDERR_LIMIT = 64 * 1024
@@ -76,6 +76,19 @@ def _make_preexec() -> Callable[[], None] | None:
             os._exit(1)
 
     return preexec
+
+
+def describe_exit(returncode: int | None) -> str:
+    """How a process ended, in words: "stopped", "exited with code 1", "was killed by SIGKILL"."""
+    if returncode is None:
+        return "stopped"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with code {returncode}"
 
 
 def build_env(base: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:

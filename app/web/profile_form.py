@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-import app.brains
 from app.brains import available_backends
 from app.db.models import Profile
 from app.schemas import ProfileCreate, validate_rule
+from app.services.store import enforcement_problems
 
 MASK = "••••"
 BYPASS = "bypassPermissions"
@@ -67,12 +67,6 @@ FIELD_LABELS = {
     "permission_timeout_s": "Approval timeout",
 }
 DEFAULT_PERMISSION_TIMEOUT_S = 600
-# Which filled-in field needs which capability, as ``check_profile`` names the flags.
-_CHECKS = (
-    ("mcp_servers", "has_mcp_servers"),
-    ("disallowed_tools", "has_disallowed_tools"),
-    ("allowed_tools", "has_allowed_tools"),
-)
 _MCP_SECRET_KEYS = ("env", "headers")
 # Form fields a backend only gets if it can enforce them (a capability, or effort).
 GATES = {
@@ -368,15 +362,12 @@ def _backend_rules(
         )
     if data.get("reasoning_effort") and backend not in EFFORT_BACKENDS:
         errors.setdefault("reasoning_effort", f"{cls.label} takes no reasoning effort here")
-    if not cls.executable and not data.get("command") and "command" not in errors:
-        errors["command"] = f"{cls.label} has no command of its own: enter the one to run"
-    check: Callable[..., list[str]] | None = getattr(app.brains, "check_profile", None)
-    if check is None:
-        return
-    for name, flag in _CHECKS:
-        if name in errors or not data.get(name):
-            continue
-        flags = {other: other == flag for _, other in _CHECKS}
-        problems = check(backend, **flags)
-        if problems:
-            errors[name] = " ".join(problems)
+    problems = enforcement_problems(
+        backend,
+        mcp_servers=data.get("mcp_servers") or {},
+        allowed_tools=data.get("allowed_tools") or [],
+        disallowed_tools=data.get("disallowed_tools") or [],
+        command=data.get("command"),
+    )
+    for name, message in problems.items():
+        errors.setdefault(name, message)
