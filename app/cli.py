@@ -11,10 +11,9 @@ import threading
 import webbrowser
 from pathlib import Path
 
-import uvicorn
-
 from app import __version__
 from app.db.engine import DataDirError
+from app.server import AngeliaServer
 from app.services.firstrun import ensure_default_profile
 from app.settings import Settings
 
@@ -89,7 +88,11 @@ def serve(args: argparse.Namespace) -> int:
     if not args.no_browser:
         threading.Timer(1.0, lambda: webbrowser.open(url)).start()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    try:
+        AngeliaServer(app, settings.host, settings.port).run()
+    except KeyboardInterrupt:
+        # uvicorn re-raises the Ctrl-C it handled once the server has stopped cleanly.
+        return 130
     return 0
 
 

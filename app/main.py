@@ -17,6 +17,7 @@ from app.db.engine import open_database
 from app.errors import AppError, ValidationFailed
 from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
+from app.services.lifecycle import Stopper
 from app.services.manager import SessionManager
 from app.settings import Settings
 from app.web import api, api_history, docs, pages, pages_history, pages_profiles, pages_review
@@ -38,6 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     manager = SessionManager(engine, events, settings)
     manager.recover()
     templates = make_templates(ROOT / "templates")
+    stopper = Stopper(events, manager, settings.shutdown_grace_s)
     state = AppState(
         settings=settings,
         engine=engine,
@@ -46,6 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         templates=templates,
         token=token,
         backends=BackendDetector(),
+        stopper=stopper,
     )
 
     @asynccontextmanager
@@ -54,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
-            await manager.shutdown()
+            await stopper.wait()
             engine.dispose()
 
     # FastAPI's own /docs and /redoc load a CDN and an inline script; ours are vendored.

@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     idle_check_interval_s: float = 30.0
     permission_timeout_s: float = 10 * 60
     close_timeout_s: float = 5.0
+    # Per close step of each backend when the server stops; keeps Ctrl-C under 3 s.
+    shutdown_grace_s: float = 0.5
     # Where Claude Code keeps its transcripts; None = ${CLAUDE_CONFIG_DIR:-~/.claude}/projects.
     claude_projects_dir: Path | None = None
 

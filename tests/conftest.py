@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from app.main import create_app
+from app.server import AngeliaServer
 from app.settings import Settings
 
 FAKES = Path(__file__).parent / "fakes"
@@ -64,11 +64,7 @@ class LiveServer:
         self.app = app
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self._server = uvicorn.Server(
-            uvicorn.Config(
-                app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-            )
-        )
+        self._server = AngeliaServer(app, "127.0.0.1", self.port)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -80,7 +76,7 @@ class LiveServer:
         raise RuntimeError("server did not start")
 
     async def stop(self) -> None:
-        self._server.should_exit = True
+        self._server.request_stop()
         if self._task is not None:
             await asyncio.wait_for(self._task, timeout=30)
 

@@ -222,14 +222,14 @@ class AcpBrain(Brain):
         loop = asyncio.get_running_loop()
         self._cancel_timer = loop.call_later(self.cancel_timeout, self._abandon_turn)
 
-    async def stop(self) -> None:
-        """Close stdin, give the agent ``close_timeout`` s to exit, then kill its group."""
+    async def stop(self, grace: float | None = None) -> None:
+        """Close stdin, allow ``grace`` (or ``close_timeout``) s to exit, then kill the group."""
         self._stopping = True
         if self._watcher is None:
             self._close_events()
             return
         self._cancel_permissions()
-        await self._process.close(self.close_timeout)
+        await self._process.close(self.close_timeout if grace is None else grace)
         await asyncio.shield(self._watcher)
 
     async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:

@@ -147,8 +147,12 @@ class Brain(ABC):
         """Stop the current turn; the process stays alive."""
 
     @abstractmethod
-    async def stop(self) -> None:
-        """End the process (graceful close, then the process group is killed)."""
+    async def stop(self, grace: float | None = None) -> None:
+        """End the process (graceful close, then the process group is killed).
+
+        ``grace`` bounds each step of the close (stdin EOF, then SIGTERM) in seconds;
+        None means the brain's own default. A stopping server passes a short one.
+        """
 
     @abstractmethod
     async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:

@@ -202,13 +202,13 @@ class ClaudeBrain(Brain):
         if not reply.ok:
             raise BrainFailure(f"Claude Code refused permission mode {mode!r}: {reply.error}")
 
-    async def stop(self) -> None:
-        """Close stdin, give the CLI ``close_timeout`` s to exit, then kill its group."""
+    async def stop(self, grace: float | None = None) -> None:
+        """Close stdin, allow ``grace`` (or ``close_timeout``) s to exit, then kill the group."""
         self._stopping = True
         if self._reader is None:
             self._close_events()
             return
-        await self._process.close(self.close_timeout)
+        await self._process.close(self.close_timeout if grace is None else grace)
         await asyncio.shield(self._reader)
 
     async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:

@@ -41,8 +41,10 @@ def _iso(at: datetime) -> str:
 
 
 class Subscription:
+    """One live reader's queue; ``None`` in it means the server is stopping."""
+
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[EventDict] = asyncio.Queue()
+        self.queue: asyncio.Queue[EventDict | None] = asyncio.Queue()
         self.overflowed = False
 
     def put(self, event: EventDict) -> None:
@@ -51,12 +53,16 @@ class Subscription:
             return
         self.queue.put_nowait(event)
 
+    def end(self) -> None:
+        self.queue.put_nowait(None)
+
 
 class EventLog:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._next_seq: dict[str, int] = {}
         self._subs: dict[str, set[Subscription]] = {}
+        self._streams_closed = False
 
     def _seq_for(self, conn: Connection, session_id: str) -> int:
         if session_id not in self._next_seq:
@@ -125,9 +131,19 @@ class EventLog:
     def forget(self, session_id: str) -> None:
         self._next_seq.pop(session_id, None)
 
+    def close_streams(self) -> None:
+        """End every live stream now and any opened later: the server is stopping, and
+        an open stream would otherwise hold its connection (and the shutdown) forever."""
+        self._streams_closed = True
+        for subs in self._subs.values():
+            for sub in subs:
+                sub.end()
+
     @contextmanager
     def subscribe(self, session_id: str) -> Iterator[Subscription]:
         sub = Subscription()
+        if self._streams_closed:
+            sub.end()
         self._subs.setdefault(session_id, set()).add(sub)
         try:
             yield sub

@@ -113,7 +113,13 @@ class SessionManager:
     def start_background(self) -> None:
         self._reaper = asyncio.create_task(self._reap_idle_loop())
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, grace: float | None = None) -> None:
+        """Stop every brain and expire every waiting prompt, for a stopping server.
+
+        ``grace`` bounds each step of each backend's close (stdin EOF, then SIGTERM to
+        its group); the backends stop in parallel, so the whole call takes about twice
+        that at most. Messages still queued behind a prompt are marked dropped.
+        """
         self.approvals.close()
         if self._reaper is not None:
             self._reaper.cancel()
@@ -121,11 +127,12 @@ class SessionManager:
                 await self._reaper
         for sid, live in list(self._live.items()):
             live.stopping = True
+            self._drop_queue(sid)
             expired = self.permissions.close_pending(
                 sid,
                 status="expired",
                 source="restart",
-                message="The server stopped while this request was waiting.",
+                message="Server stopped while this request was waiting.",
             )
             if expired or live.turn_active:
                 self.events.append(
@@ -140,8 +147,26 @@ class SessionManager:
                 )
                 self._set_status(sid, "interrupted")
         await asyncio.gather(
-            *(self.stop_brain(sid) for sid in list(self._live)), return_exceptions=True
+            *(self._stop_for_shutdown(sid, grace) for sid in list(self._live)),
+            return_exceptions=True,
         )
+
+    async def _stop_for_shutdown(self, session_id: str, grace: float | None) -> None:
+        live = self._live.get(session_id)
+        if live is None:
+            return
+        await live.brain.stop(grace)
+        if live.pump is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(live.pump), timeout=grace or 10)
+
+    def kill_backends_now(self) -> None:
+        """SIGKILL every backend's process group at once (a forced exit: no waiting)."""
+        for live in self._live.values():
+            pid = live.brain.pid
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
 
     def is_live(self, session_id: str) -> bool:
         return session_id in self._live

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 
 from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
+from app.services.lifecycle import Stopper
 from app.services.manager import SessionManager
 from app.settings import Settings
 
@@ -24,6 +25,7 @@ class AppState:
     templates: Jinja2Templates
     token: str
     backends: BackendDetector
+    stopper: Stopper
 
 
 def get_state(request: Request) -> AppState:

@@ -2,7 +2,7 @@
 
 It subscribes before reading the stored events, so nothing appended in between is
 missed, and skips anything at or below the last sequence number it sent, so nothing
-is sent twice.
+is sent twice. It ends when the client goes away or the server stops.
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ async def replay_then_follow(
                 break
         while not sub.overflowed:
             try:
-                event = await asyncio.wait_for(sub.queue.get(), timeout=DISCONNECT_POLL_S)
+                item = await asyncio.wait_for(sub.queue.get(), timeout=DISCONNECT_POLL_S)
             except TimeoutError:
                 if await request.is_disconnected():
                     return
                 continue
-            if event["seq"] <= last:
+            if item is None:
+                return
+            if item["seq"] <= last:
                 continue
-            yield event
-            last = event["seq"]
+            yield item
+            last = item["seq"]

@@ -1,0 +1,42 @@
+"""Stopping the app once, however it is asked: a signal, or the end of the lifespan.
+
+A stop ends every live event stream first (an open stream would otherwise hold its
+connection, and with it the whole shutdown, forever), then stops every backend with a
+short, bounded grace and expires every waiting prompt. A forced stop only kills the
+backends' process groups, for a user who pressed Ctrl-C twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from app.services.eventlog import EventLog
+from app.services.manager import SessionManager
+
+
+class Stopper:
+    def __init__(self, events: EventLog, manager: SessionManager, grace: float) -> None:
+        self._events = events
+        self._manager = manager
+        self._grace = grace
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self._task is not None
+
+    def begin(self) -> None:
+        """Start stopping (on the event loop's thread); later calls change nothing."""
+        if self._task is None:
+            self._events.close_streams()
+            self._task = asyncio.get_running_loop().create_task(self._manager.shutdown(self._grace))
+
+    async def wait(self) -> None:
+        """Stop (if nobody started to yet) and wait until everything has stopped."""
+        self.begin()
+        assert self._task is not None
+        await asyncio.shield(self._task)
+
+    def force(self) -> None:
+        """Kill every backend now; safe to call from a signal handler."""
+        self._manager.kill_backends_now()
