@@ -22,6 +22,7 @@ from app.services.manager import SessionManager
 from app.settings import Settings
 from app.web import api, api_history, docs, pages, pages_history, pages_profiles, pages_review
 from app.web.deps import AppState
+from app.web.durability import DurableWrites
 from app.web.render import make_templates
 from app.web.security import SecurityMiddleware, csrf_token_for, load_or_create_token
 
@@ -77,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_review.router)
     app.include_router(pages_profiles.router)
     app.include_router(pages_history.router)
+    app.add_middleware(DurableWrites, events=events)
     app.add_middleware(SecurityMiddleware, settings=settings, token=token)
 
     @app.exception_handler(AppError)

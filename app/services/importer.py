@@ -159,6 +159,8 @@ async def _import_file(engine: Engine, events: EventLog, path: Path) -> FileRepo
         events.append(chat.id, kind, payload)
         if n % _YIELD_EVERY == 0:
             await asyncio.sleep(0)
+    # Stored before the next file is checked against what is already imported.
+    await events.flush()
     report.events_added = len(builder.out)
     if builder.out:
         _add_totals(engine, chat.id, builder, stamps[-1] if stamps else "")
@@ -332,6 +334,7 @@ async def import_json_export(engine: Engine, events: EventLog, document: Any) ->
         events.append(chat.id, event.kind, payload)
         if n % _YIELD_EVERY == 0:
             await asyncio.sleep(0)
+    await events.flush()
     return chat
 
 

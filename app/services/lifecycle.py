@@ -2,8 +2,8 @@
 
 A stop ends every live event stream first (an open stream would otherwise hold its
 connection, and with it the whole shutdown, forever), then stops every backend with a
-short, bounded grace and expires every waiting prompt. A forced stop only kills the
-backends' process groups, for a user who pressed Ctrl-C twice.
+short, bounded grace, expires every waiting prompt and stores the last events. A forced
+stop only kills the backends' process groups, for a user who pressed Ctrl-C twice.
 """
 
 from __future__ import annotations
@@ -30,6 +30,13 @@ class Stopper:
         if self._task is None:
             self._events.close_streams()
             self._task = asyncio.get_running_loop().create_task(self._manager.shutdown(self._grace))
+
+    async def _stop(self) -> None:
+        try:
+            await self._manager.shutdown(self._grace)
+        finally:
+            # The shutdown's own notices included: store everything before exiting.
+            await self._events.close()
 
     async def wait(self) -> None:
         """Stop (if nobody started to yet) and wait until everything has stopped."""

@@ -235,6 +235,8 @@ class SessionManager:
     async def delete_session(self, session_id: str) -> None:
         store.get_session(self._engine, session_id)
         await self.stop_brain(session_id)
+        # Its last events must reach the disk before the rows they belong to are gone.
+        await self.events.flush()
         store.delete_session(self._engine, session_id)
         self.events.forget(session_id)
 
@@ -310,6 +312,9 @@ class SessionManager:
                         self._handle(session_id, live, event)
                     except Exception:
                         log.exception("failed to handle %s for session %s", event.kind, session_id)
+                # A backend writing flat out never makes its reader wait, so without this
+                # one session's burst would hold off every request and every other stream.
+                await asyncio.sleep(0)
         finally:
             if self._live.get(session_id) is live:
                 del self._live[session_id]

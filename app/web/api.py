@@ -231,7 +231,8 @@ async def stream(
     store.get_session(state.engine, session_id)
     start = _resume_point(last_event_id, after)
     async for event in replay_then_follow(state.events, session_id, start, request):
-        yield ServerSentEvent(id=str(event["seq"]), event=event["kind"], data=event)
+        # The JSON text made once when the event was appended, for every client alike.
+        yield ServerSentEvent(id=str(event.seq), event=event.kind, raw_data=event.json)
 
 
 def _resume_point(last_event_id: str | None, after: int | None) -> int:

@@ -220,14 +220,13 @@ async def live(
     install_hint = _install_hint(chat.backend)
     start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
     previous_at = None
-    async for event in replay_then_follow(state.events, session_id, start, request):
+    async for record in replay_then_follow(state.events, session_id, start, request):
+        event = record.as_dict()
         # A thought is timed from the event before it, as on the page (fold_events).
         shown = with_thought_duration(event, previous_at)
-        previous_at = event.get("at")
+        previous_at = record.at
         html = render_event(state.templates, shown, install_hint=install_hint)
-        yield ServerSentEvent(
-            id=str(event["seq"]), event=sse_event_name(event["kind"]), raw_data=html
-        )
+        yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
 
 
 @router.post("/sessions/{session_id}/messages", response_model=None)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 from starlette.requests import Request
 
-from app.services.eventlog import EventDict, EventLog
+from app.services.eventlog import EventLog, StoredEvent
 
 REPLAY_BATCH = 500
 DISCONNECT_POLL_S = 5.0
@@ -20,14 +20,14 @@ DISCONNECT_POLL_S = 5.0
 
 async def replay_then_follow(
     events: EventLog, session_id: str, after: int, request: Request
-) -> AsyncIterator[EventDict]:
+) -> AsyncIterator[StoredEvent]:
     last = after
     with events.subscribe(session_id) as sub:
         while True:
-            batch = events.list(session_id, after=last, limit=REPLAY_BATCH)
+            batch = events.records(session_id, after=last, limit=REPLAY_BATCH)
             for event in batch:
                 yield event
-                last = event["seq"]
+                last = event.seq
             if len(batch) < REPLAY_BATCH:
                 break
         while not sub.overflowed:
@@ -39,7 +39,7 @@ async def replay_then_follow(
                 continue
             if item is None:
                 return
-            if item["seq"] <= last:
+            if item.seq <= last:
                 continue
             yield item
-            last = item["seq"]
+            last = item.seq

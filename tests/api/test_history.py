@@ -51,6 +51,7 @@ async def test_search_finds_user_assistant_and_tool_text_with_escaped_snippets(
         {"tool_call_id": "t", "output": "1 failed: quokka_error", "is_error": True},
     )
     events.append(sid, "text_delta", {"text": "unindexedword", "message_id": "m"})
+    await events.flush()
 
     async def hits(q: str) -> list[dict[str, object]]:
         r = await client.get("/api/search", params={"q": q})

@@ -57,6 +57,7 @@ async def session_with_events(server: LiveServer, client: httpx.AsyncClient, cwd
     events.append(sid, "user_message", {"text": "hello there"})
     events.append(sid, "assistant_message", {"text": "General Kenobi", "message_id": "m1"})
     events.append(sid, "turn_end", {"stop_reason": "success", "is_error": False})
+    await events.flush()
     return sid
 
 

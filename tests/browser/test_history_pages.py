@@ -31,6 +31,7 @@ async def long_session(server: LiveServer, client: httpx.AsyncClient, project_di
     state = server.app.state.angelia
     output = "\n".join(f"line {i}" for i in range(30)) + "\nquokkaneedle found here"
     state.events.append(sid, "tool_result", {"tool_call_id": "t1", "output": output})
+    state.events.flush_sync()
     now = datetime.now(UTC)
     # The filler needs no search rows, so it goes straight into the table.
     with state.engine.begin() as conn:
@@ -49,6 +50,7 @@ async def long_session(server: LiveServer, client: httpx.AsyncClient, project_di
         )
     state.events.forget(sid)
     state.events.append(sid, "assistant_message", {"text": "recentneedle", "message_id": "m"})
+    state.events.flush_sync()
     return sid
 
 

@@ -38,7 +38,9 @@ document.documentElement.scrollWidth <= innerWidth &&
 
 
 def append(server: LiveServer, sid: str, kind: str, payload: dict[str, Any]) -> None:
-    server.app.state.angelia.events.append(sid, kind, payload)
+    events = server.app.state.angelia.events
+    events.append(sid, kind, payload)
+    events.flush_sync()  # stored before the page looks for it
 
 
 async def at_bottom(page: Page) -> bool:

@@ -91,6 +91,7 @@ def make_session(db: tuple[Engine, EventLog], cwd: Path) -> str:
         add(chat.id, "text_delta", {"text": piece, "message_id": "m2"})
     add(chat.id, "error", {"message": "claude stopped unexpectedly.", "detail": "boom on stderr"})
     add(chat.id, "note", {"text": "Earlier we agreed on X.", "note": "compact_summary"})
+    events.flush_sync()  # appended on a running event loop: stored in the background
     return chat.id
 
 

@@ -30,6 +30,7 @@ async def test_header_and_commands_come_from_the_newest_reports(
     # Far more events than the page shows: the reports are older than its tail.
     for i in range(PAGE_EVENTS + 20):
         events.append(sid, "user_message", {"text": f"filler {i}"})
+    await events.flush()
 
     page = soup_of(await client.get(f"/sessions/{sid}"))
     assert page.select_one('[data-kind="session_info"]') is None
@@ -41,6 +42,7 @@ async def test_header_and_commands_come_from_the_newest_reports(
 
     # An ACP agent's newer list replaces what session_info said.
     events.append(sid, "commands", {"commands": ["review", "plan"]})
+    await events.flush()
     page = soup_of(await client.get(f"/sessions/{sid}"))
     assert [li["data-cmd"] for li in page.select("#slash-list li")] == ["review", "plan"]
     empty = page.select_one("#slash-empty")

@@ -239,6 +239,7 @@ async def test_search_page_escapes_transcripts_and_links_to_the_event(
         sid, "assistant_message", {"text": f"That is {HOSTILE_IMG}, an alert", "message_id": "m"}
     )
     events.append(sid, "tool_result", {"tool_call_id": "t", "output": "zebra\u202eyrrah"})
+    await events.flush()
 
     r = await client.get("/search", params={"q": "alert"})
     assert r.status_code == 200
@@ -419,6 +420,7 @@ async def test_import_json_export_upload(
 ) -> None:
     sid = await new_session(client, await new_profile(client, project_dir), "exported")
     server.app.state.angelia.events.append(sid, "user_message", {"text": "round trip"})
+    await server.app.state.angelia.events.flush()
     doc = (await client.get(f"/api/sessions/{sid}/export", params={"format": "json"})).json()
 
     files = {"file": ("export.json", json.dumps(doc).encode(), "application/json")}

@@ -1,0 +1,179 @@
+"""The event writer: one thread that stores events in batches, off the event loop.
+
+Whatever has queued up while the previous batch was being written becomes the next
+batch, stored in one transaction together with its search rows: a quiet stream is
+written event by event with no added delay, a burst in a few large transactions. Only
+after the commit does anyone hear of an event (``on_commit``), so nothing is shown that
+a crash could still take away.
+
+A failing write (a full disk, a locked or read-only file) is retried with a growing
+pause, and everything queued behind it waits, in order, rather than being lost or
+stored with a gap. A row the database refuses outright (its session was deleted) is
+dropped and logged, so it cannot hold up the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from app.services.records import StoredEvent
+from app.services.search import indexed_text
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH = 5000
+RETRY_FIRST_S = 0.05
+RETRY_MAX_S = 1.0
+INSERT_EVENT = (
+    "INSERT INTO event (session_id, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)"
+)
+INSERT_FTS = "INSERT INTO event_fts (rowid, body, session_id, seq, kind) VALUES (?, ?, ?, ?, ?)"
+
+
+class Barrier:
+    """Marks a point in the queue; done once everything submitted before it is stored."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.done = threading.Event()
+        self._loop = loop
+        self.future: asyncio.Future[None] | None = loop.create_future() if loop else None
+
+    def release(self) -> None:
+        self.done.set()
+        if self._loop is not None and self.future is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._loop.call_soon_threadsafe(_resolve, self.future)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+_STOP = object()
+Item = StoredEvent | Barrier | object
+
+
+class EventWriter:
+    def __init__(self, db_path: Path, on_commit: Callable[[Sequence[StoredEvent]], None]) -> None:
+        self._db_path = db_path
+        self._on_commit = on_commit
+        self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        # After this monotonic time a stopping writer gives up on a failing write.
+        self._give_up_at: float | None = None
+        self.submitted = 0
+        self.stored = 0
+        self.dropped = 0
+
+    def submit(self, record: StoredEvent) -> None:
+        self._ensure_thread()
+        self.submitted += 1
+        self._queue.put(record)
+
+    def barrier(self, loop: asyncio.AbstractEventLoop | None = None) -> Barrier:
+        self._ensure_thread()
+        barrier = Barrier(loop)
+        self._queue.put(barrier)
+        return barrier
+
+    def close(self, timeout: float) -> None:
+        """Store what is queued (giving up on a failing write after ``timeout`` s), then
+        end the thread. Blocks the caller; run it in a worker thread from async code."""
+        thread = self._thread
+        if thread is None:
+            return
+        self._give_up_at = time.monotonic() + timeout
+        self._queue.put(_STOP)
+        thread.join(timeout + 1)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None:
+            with self._start_lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, name="angelia-event-writer", daemon=True
+                    )
+                    self._thread.start()
+
+    # -- the thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        conn = sqlite3.connect(self._db_path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=30000")
+            while True:
+                items = [self._queue.get()]
+                while len(items) < MAX_BATCH:
+                    try:
+                        items.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                records = [i for i in items if isinstance(i, StoredEvent)]
+                if records:
+                    self._store(conn, records)
+                for item in items:
+                    if isinstance(item, Barrier):
+                        item.release()
+                if any(item is _STOP for item in items):
+                    return
+        finally:
+            conn.close()
+
+    def _store(self, conn: sqlite3.Connection, records: list[StoredEvent]) -> None:
+        pause = RETRY_FIRST_S
+        while True:
+            try:
+                stored = self._write(conn, records)
+            except sqlite3.OperationalError as exc:
+                if self._give_up_at is not None and time.monotonic() > self._give_up_at:
+                    log.error("gave up storing %d events at shutdown: %s", len(records), exc)
+                    self.dropped += len(records)
+                    return
+                log.error("storing %d events failed (%s); retrying", len(records), exc)
+                time.sleep(pause)
+                pause = min(pause * 2, RETRY_MAX_S)
+                continue
+            self.stored += len(stored)
+            self.dropped += len(records) - len(stored)
+            if stored:
+                try:
+                    self._on_commit(stored)
+                except Exception:
+                    log.exception("handing out %d stored events failed", len(stored))
+            return
+
+    def _write(self, conn: sqlite3.Connection, records: list[StoredEvent]) -> list[StoredEvent]:
+        """Insert the batch in one transaction; returns the records stored."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            stored = [r for r in records if self._insert(conn, r)]
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        return stored
+
+    def _insert(self, conn: sqlite3.Connection, r: StoredEvent) -> bool:
+        created = f"{r.created:%Y-%m-%d %H:%M:%S.%f}"
+        try:
+            cur = conn.execute(INSERT_EVENT, (r.session_id, r.seq, r.kind, r.payload_json, created))
+        except sqlite3.IntegrityError as exc:
+            log.error("dropped event %s #%d (%s): %s", r.session_id, r.seq, r.kind, exc)
+            return False
+        body = indexed_text(r.kind, r.payload)
+        if body:
+            conn.execute(INSERT_FTS, (cur.lastrowid, body, r.session_id, r.seq, r.kind))
+        return True
