@@ -18,7 +18,7 @@ from app.brains import available_backends
 from app.brains.base import PERMISSION_MODES
 from app.db.models import Profile
 from app.errors import AppError
-from app.services import instructions, store
+from app.services import firstrun, instructions, store
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
 from app.web.profile_files import fingerprint, unified
@@ -38,8 +38,7 @@ WIZARD_LABELS = {
 @router.get("/welcome", response_class=HTMLResponse)
 async def welcome(request: Request, state: StateDep) -> HTMLResponse:
     found, _ = await _backends(state)
-    names = [b["name"] for b in found]
-    backend = "claude" if "claude" in names or not names else names[0]
+    backend = firstrun.suggested_backend([b["name"] for b in found])
     cwd = str(Path.cwd())
     values: dict[str, Any] = {
         "backend": backend,
@@ -148,17 +147,8 @@ async def _page(
 
 
 async def _backends(state: AppState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(found, missing): backends on PATH, and the ones with an install hint to show.
-
-    The generic ACP backend has no executable of its own, so it is for the full profile
-    form, not for a first run."""
-    described = await state.backends.describe_all()
-    found = [b for b in described if b["found"] and b["executable"]]
-    missing = [b for b in described if not b["found"] and b["executable"]]
-    order = {"claude": 0}
-    found.sort(key=lambda b: (order.get(b["name"], 1), b["label"].casefold()))
-    missing.sort(key=lambda b: (order.get(b["name"], 1), b["label"].casefold()))
-    return found, missing
+    """(found, missing): backends on PATH, and the ones with an install hint to show."""
+    return firstrun.split_backends(await state.backends.describe_all())
 
 
 def _template(backend: str, cwd: str) -> str:
