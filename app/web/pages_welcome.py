@@ -3,7 +3,8 @@
 One page with three fieldsets, so it works as a plain form with the keyboard and a
 screen reader; the index sends a fresh data dir here. It ends by creating a profile and
 a session, and optionally the agent's instructions file, which it never overwrites
-without showing the difference and getting a tick.
+without showing the difference and getting a tick. Above the form, the facts of
+``angelia doctor`` say what this machine has, opened when something is wrong.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from app.brains import available_backends
 from app.brains.base import PERMISSION_MODES
 from app.db.models import Profile
 from app.errors import AppError
-from app.services import firstrun, instructions, store
+from app.services import doctor, firstrun, instructions, store
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
 from app.web.profile_files import fingerprint, unified
@@ -128,7 +129,13 @@ async def _page(
 ) -> HTMLResponse:
     found, missing = await _backends(state)
     errors = errors or {}
+    profiles = store.list_profiles(state.engine)
+    report = await doctor.diagnose(
+        state.settings, state.backends, profile=profiles[0] if profiles else None
+    )
+    facts = report.facts()
     context = _base_context(request, state) | {
+        "machine": {"facts": facts, "problems": [f for f in facts if f.problem]},
         "found": found,
         "missing": missing,
         "values": values,
