@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
         help="allow binding a non-loopback address (anyone who can reach it and has the "
         "token can run commands on this machine)",
     )
+    doctor = sub.add_parser("doctor", help="check what Angelia needs on this machine")
+    doctor.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
+    doctor.add_argument("--json", action="store_true", help="print the facts as JSON")
     return parser
 
 
@@ -100,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "doctor":
+        from app.services import doctor
+
+        code, text = doctor.run(args.data_dir, as_json=args.json)
+        print(text)
+        return code
     return 2
 
 

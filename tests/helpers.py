@@ -1,10 +1,12 @@
-"""Small helpers shared by the API, page and real-CLI tests."""
+"""Small helpers shared by the API, page, service and real-CLI tests."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -90,3 +92,12 @@ async def send(client: httpx.AsyncClient, session_id: str, text: str) -> None:
 
 def of_kind(events: list[Event], kind: str) -> list[Event]:
     return [e for e in events if e["kind"] == kind]
+
+
+def fake_cli(bindir: Path, name: str, body: str) -> Path:
+    """An executable Python script called ``name`` in ``bindir`` that runs ``body``
+    (with ``sys`` and ``time`` imported) whatever its arguments."""
+    path = bindir / name
+    path.write_text(f"#!{sys.executable}\nimport sys, time\n{body}\n")
+    path.chmod(0o755)
+    return path

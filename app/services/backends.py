@@ -23,6 +23,8 @@ class _Cached:
     path: str | None
     version: str | None
     error: str | None
+    # Found on PATH but the OS refused to start it (bad interpreter, no permission).
+    spawn_failed: bool = False
 
 
 class BackendDetector:
@@ -39,15 +41,10 @@ class BackendDetector:
         return list(infos)
 
     async def describe(self, cls: type[Brain]) -> dict[str, Any]:
-        probe = await self._probe(cls.executable)
-        return {
+        return await self.probe(cls.executable) | {
             "name": cls.name,
             "label": cls.label,
             "executable": cls.executable,
-            "found": probe.path is not None,
-            "path": probe.path,
-            "version": probe.version,
-            "version_error": probe.error,
             "install_hint": cls.install_hint,
             "instructions_file": cls.instructions_file,
             "permission_modes": list(cls.permission_modes),
@@ -57,6 +54,21 @@ class BackendDetector:
                 "permission_prompt": cls.facts.permission_prompt,
                 "process_lifetime": cls.facts.process_lifetime,
             },
+        }
+
+    async def probe(self, executable: str) -> dict[str, Any]:
+        """Where ``executable`` is (a name looked up on PATH, or a path) and its version.
+
+        ``runs`` is False when it is missing or the OS would not start it; a version
+        that times out or fails still counts as runnable, since some CLIs lack the flag.
+        """
+        probe = await self._probe(executable)
+        return {
+            "found": probe.path is not None,
+            "runs": probe.path is not None and not probe.spawn_failed,
+            "path": probe.path,
+            "version": probe.version,
+            "version_error": probe.error,
         }
 
     async def detected(self) -> list[str]:
@@ -75,13 +87,15 @@ class BackendDetector:
         path = shutil.which(executable, path=self.path or os.environ.get("PATH"))
         version: str | None = None
         error: str | None = None
+        spawn_failed = False
         if path is not None:
-            version, error = await self._version(path)
-        result = _Cached(time.monotonic(), path, version, error)
+            version, error, spawn_failed = await self._version(path)
+        result = _Cached(time.monotonic(), path, version, error, spawn_failed)
         self._cache[executable] = result
         return result
 
-    async def _version(self, path: str) -> tuple[str | None, str | None]:
+    async def _version(self, path: str) -> tuple[str | None, str | None, bool]:
+        """(version, why there is none, whether the OS refused to start it)."""
         try:
             proc = await asyncio.create_subprocess_exec(
                 path,
@@ -92,7 +106,7 @@ class BackendDetector:
                 start_new_session=True,
             )
         except OSError as exc:
-            return None, f"cannot run it: {exc.strerror or exc}"
+            return None, f"cannot run it: {exc.strerror or exc}", True
         try:
             out, _ = await asyncio.wait_for(proc.communicate(), timeout=self.timeout_s)
         except TimeoutError:
@@ -100,8 +114,8 @@ class BackendDetector:
                 os.killpg(proc.pid, 9)
             with contextlib.suppress(Exception):
                 await proc.wait()
-            return None, f"`--version` did not answer within {self.timeout_s:g} s"
+            return None, f"`--version` did not answer within {self.timeout_s:g} s", False
         text = out.decode("utf-8", "replace").strip().splitlines()
         if proc.returncode != 0:
-            return None, f"`--version` exited with {proc.returncode}"
-        return (text[0][:200] if text else ""), None
+            return None, f"`--version` exited with {proc.returncode}", False
+        return (text[0][:200] if text else ""), None, False

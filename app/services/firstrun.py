@@ -1,8 +1,11 @@
-"""First run: a default profile so a newcomer can chat at once."""
+"""First run: a default profile so a newcomer can chat at once, and the agent the
+wizard suggests."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -23,3 +26,30 @@ async def ensure_default_profile(
         return None
     data = ProfileCreate(name=cwd.name or "default", backend=detected[0], cwd=str(cwd))
     return store.create_profile(engine, data=data)
+
+
+def split_backends(
+    described: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(found, missing) of ``BackendDetector.describe_all()``, Claude Code first.
+
+    The generic ACP backend has no executable of its own, so it is in neither: it is for
+    the full profile form, not for a first run."""
+    found = [b for b in described if b["found"] and b["executable"]]
+    missing = [b for b in described if not b["found"] and b["executable"]]
+    found.sort(key=_wizard_order)
+    missing.sort(key=_wizard_order)
+    return found, missing
+
+
+def suggested_backend(found: Sequence[str]) -> str:
+    """The backend a newcomer starts with, from the names found (in the wizard's order).
+
+    Claude Code when it is found or nothing is (so the page can say how to install it),
+    else the first one; with exactly one found, it is the one ``ensure_default_profile``
+    makes a profile for."""
+    return "claude" if "claude" in found or not found else found[0]
+
+
+def _wizard_order(backend: dict[str, Any]) -> tuple[bool, str]:
+    return backend["name"] != "claude", str(backend["label"]).casefold()

@@ -19,7 +19,7 @@ from app.brains.base import PERMISSION_MODES
 from app.db.models import Profile
 from app.errors import AppError, ConflictError
 from app.schemas import ProfileUpdate, RuleIn
-from app.services import instructions, rulebook, store
+from app.services import firstrun, instructions, rulebook, store
 from app.web import pages_welcome
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
@@ -141,8 +141,7 @@ async def new_profile(
         source = store.get_profile(state.engine, copy_from)
         values = values_from_profile(source) | {"name": f"{source.name} (copy)"}
         return await _form_page(request, state, ProfileForm(values), copy_from=source.id)
-    detected = await state.backends.detected()
-    backend = "claude" if "claude" in detected or not detected else detected[0]
+    backend = firstrun.suggested_backend(await state.backends.detected())
     return await _form_page(request, state, ProfileForm(new_values(backend)))
 
 

@@ -3,7 +3,8 @@
 One page with three fieldsets, so it works as a plain form with the keyboard and a
 screen reader; the index sends a fresh data dir here. It ends by creating a profile and
 a session, and optionally the agent's instructions file, which it never overwrites
-without showing the difference and getting a tick.
+without showing the difference and getting a tick. Above the form, the facts of
+``angelia doctor`` say what this machine has, opened when something is wrong.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from app.brains import available_backends
 from app.brains.base import PERMISSION_MODES
 from app.db.models import Profile
 from app.errors import AppError
-from app.services import instructions, store
+from app.services import doctor, firstrun, instructions, store
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
 from app.web.profile_files import fingerprint, unified
@@ -38,8 +39,7 @@ WIZARD_LABELS = {
 @router.get("/welcome", response_class=HTMLResponse)
 async def welcome(request: Request, state: StateDep) -> HTMLResponse:
     found, _ = await _backends(state)
-    names = [b["name"] for b in found]
-    backend = "claude" if "claude" in names or not names else names[0]
+    backend = firstrun.suggested_backend([b["name"] for b in found])
     cwd = str(Path.cwd())
     values: dict[str, Any] = {
         "backend": backend,
@@ -129,7 +129,13 @@ async def _page(
 ) -> HTMLResponse:
     found, missing = await _backends(state)
     errors = errors or {}
+    profiles = store.list_profiles(state.engine)
+    report = await doctor.diagnose(
+        state.settings, state.backends, profile=profiles[0] if profiles else None
+    )
+    facts = report.facts()
     context = _base_context(request, state) | {
+        "machine": {"facts": facts, "problems": [f for f in facts if f.problem]},
         "found": found,
         "missing": missing,
         "values": values,
@@ -148,17 +154,8 @@ async def _page(
 
 
 async def _backends(state: AppState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(found, missing): backends on PATH, and the ones with an install hint to show.
-
-    The generic ACP backend has no executable of its own, so it is for the full profile
-    form, not for a first run."""
-    described = await state.backends.describe_all()
-    found = [b for b in described if b["found"] and b["executable"]]
-    missing = [b for b in described if not b["found"] and b["executable"]]
-    order = {"claude": 0}
-    found.sort(key=lambda b: (order.get(b["name"], 1), b["label"].casefold()))
-    missing.sort(key=lambda b: (order.get(b["name"], 1), b["label"].casefold()))
-    return found, missing
+    """(found, missing): backends on PATH, and the ones with an install hint to show."""
+    return firstrun.split_backends(await state.backends.describe_all())
 
 
 def _template(backend: str, cwd: str) -> str:

@@ -6,8 +6,6 @@ import os
 import time
 from pathlib import Path
 
-import pytest
-
 from app.brains import get_brain_class
 from app.db.engine import open_database
 from app.services import store
@@ -19,13 +17,6 @@ def fake_exe(bindir: Path, name: str, body: str) -> None:
     path = bindir / name
     path.write_text("#!/bin/sh\n" + body + "\n")
     path.chmod(0o755)
-
-
-@pytest.fixture
-def bindir(tmp_path: Path) -> Path:
-    d = tmp_path / "bin"
-    d.mkdir()
-    return d
 
 
 async def test_found_not_found_and_hanging(bindir: Path) -> None:

@@ -1,0 +1,61 @@
+"""The welcome page shows what ``angelia doctor`` says, as text, open when something is
+wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup, Tag
+
+from app.brains.claude import ClaudeBrain
+from tests.helpers import fake_cli
+
+
+def machine_facts(page: BeautifulSoup) -> dict[str, Tag]:
+    panel = page.select_one("details#machine")
+    assert panel is not None
+    return {
+        " ".join(dt.get_text(" ").split()): dd
+        for dt, dd in zip(panel.select("dl dt"), panel.select("dl dd"), strict=True)
+    }
+
+
+async def test_the_welcome_page_shows_the_doctors_facts(
+    client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = fake_cli(bindir, "claude", 'print("<b>2.1.332</b> (Claude Code)")')
+    monkeypatch.setenv("PATH", str(bindir))
+    page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
+    panel = page.select_one("details#machine")
+    assert panel is not None and not panel.has_attr("open")
+    summary = panel.select_one("summary")
+    assert summary is not None and " ".join(summary.get_text().split()) == "This machine: ready"
+    facts = machine_facts(page)
+    claude = facts["backend claude"]
+    # A CLI's output is text on the page, never markup.
+    assert claude.get_text() == f"{exe} · <b>2.1.332</b> (Claude Code)"
+    assert claude.find("b") is None
+    assert facts["default backend"].get_text().startswith("claude (the only agent found")
+    assert facts["default can run"].get_text().startswith("yes: ")
+    assert facts["data dir"].get_text() == str(tmp_path / "data")
+    assert facts["data dir writable"].get_text() == "yes"
+    assert facts["fts5"].get_text() == "available"
+    assert "field-error-inline" not in str(panel)
+
+
+async def test_a_missing_agent_opens_the_facts_with_the_problem(
+    client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
+    panel = page.select_one("details#machine")
+    assert panel is not None and panel.has_attr("open")
+    summary = panel.select_one("summary")
+    assert summary is not None and "1 problem" in summary.get_text()
+    can_run = machine_facts(page)["default can run"]
+    assert "field-error-inline" in (can_run.get("class") or [])
+    assert "Problem:" in can_run.get_text() and ClaudeBrain.install_hint in can_run.get_text()
