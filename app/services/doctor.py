@@ -117,8 +117,9 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """Whether the default backend can run: the one thing the exit code says."""
-        return self.default.runs
+        """Whether ``angelia serve`` can work: the default backend runs, the data dir
+        takes writes and SQLite has FTS5 (the exit code says this)."""
+        return self.default.runs and self.data_dir.writable and self.sqlite.fts5
 
     def facts(self) -> list[Fact]:
         d, s, dflt = self.data_dir, self.sqlite, self.default
@@ -366,7 +367,7 @@ def render_text(report: Report) -> str:
 
 
 def run(data_dir: Path | None, *, as_json: bool = False) -> tuple[int, str]:
-    """(exit code, text) for ``angelia doctor``: 1 when the default backend cannot run."""
+    """(exit code, text) for ``angelia doctor``: 1 when ``serve`` could not work."""
     settings = Settings(data_dir=data_dir.expanduser().resolve()) if data_dir else Settings()
     profile, error = oldest_profile(settings.db_path)
     report = asyncio.run(
