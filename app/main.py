@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from app import __version__
 from app.db.engine import open_database
 from app.errors import AppError, ValidationFailed
+from app.resources import static_dir, templates_dir
 from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
 from app.services.lifecycle import Stopper
@@ -26,7 +26,6 @@ from app.web.durability import DurableWrites
 from app.web.render import make_templates
 from app.web.security import SecurityMiddleware, csrf_token_for, load_or_create_token
 
-ROOT = Path(__file__).resolve().parents[1]
 log = logging.getLogger(__name__)
 
 
@@ -39,7 +38,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     events = EventLog(engine)
     manager = SessionManager(engine, events, settings)
     manager.recover()
-    templates = make_templates(ROOT / "templates")
+    templates = make_templates(templates_dir())
     stopper = Stopper(events, manager, settings.shutdown_grace_s)
     state = AppState(
         settings=settings,
@@ -70,7 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.angelia = state
-    app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
+    app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
     app.include_router(docs.router)
     app.include_router(api_history.router)

@@ -1,15 +1,17 @@
-"""Small helpers shared by the API, page, service and real-CLI tests."""
+"""Small helpers shared by the API, page, service, real-CLI and install tests."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 Event = dict[str, Any]
 
@@ -100,4 +102,20 @@ def fake_cli(bindir: Path, name: str, body: str) -> Path:
     path = bindir / name
     path.write_text(f"#!{sys.executable}\nimport sys, time\n{body}\n")
     path.chmod(0o755)
+    return path
+
+
+def setup_executable(variable: str, default: Path | None, what: str) -> Path:
+    """An executable that .ci/setup provides, named by ``variable`` (else ``default``).
+
+    Missing, the test is skipped, or fails when ANGELIA_REQUIRE_REAL_CLI=1 (as in CI), so a
+    broken setup cannot pass as a run of skipped tests.
+    """
+    configured = os.environ.get(variable)
+    path = Path(configured) if configured else default
+    if path is None or not (path.is_file() and os.access(path, os.X_OK)):
+        problem = f"{what} not found at {path}" if path else f"{what}: {variable} is unset"
+        if os.environ.get("ANGELIA_REQUIRE_REAL_CLI") == "1":
+            pytest.fail(f"{problem} (ANGELIA_REQUIRE_REAL_CLI=1; run .ci/setup)")
+        pytest.skip(f"{problem}; run .ci/setup or set {variable}")
     return path

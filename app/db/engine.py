@@ -13,8 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import create_engine
 
 from app.errors import AppError
-
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+from app.resources import MissingResources, migrations_dir
 
 
 class DataDirError(AppError):
@@ -46,13 +45,13 @@ def make_engine(db_path: Path) -> Engine:
 
 def migrate(engine: Engine) -> None:
     """Bring the database to the newest schema (a fresh file and an old one alike)."""
-    if not (MIGRATIONS_DIR / "env.py").exists():
-        raise DataDirError(
-            f"Migrations not found at {MIGRATIONS_DIR}; install Angelia from its source tree "
-            "with `pip install -e .`."
-        )
+    try:
+        script_location = migrations_dir()
+    except MissingResources as exc:
+        # Raised as the error `angelia serve` reports in one line, not as a traceback.
+        raise DataDirError(exc.message) from exc
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("script_location", str(script_location))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")

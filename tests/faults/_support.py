@@ -18,22 +18,38 @@ from tests.security._support import REPO, free_port
 
 
 class ServerProcess:
-    """One run of ``python -m app.cli serve`` on a data dir; output goes to a log file."""
+    """One run of ``angelia serve`` on a data dir; output goes to a log file.
 
-    def __init__(self, data_dir: Path, log_dir: Path, *, port: int | None = None) -> None:
+    By default the checkout's ``python -m app.cli`` runs in the checkout; ``command``, ``cwd``
+    and ``env`` run another ``angelia`` elsewhere (an installed one, say).
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        log_dir: Path,
+        *,
+        port: int | None = None,
+        command: list[str] | None = None,
+        cwd: Path = REPO,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_dir / f"server-{self.port}-{time.monotonic_ns()}.log"
+        self.command = command or [sys.executable, "-m", "app.cli"]
+        self.cwd = cwd
+        self.env = os.environ if env is None else env
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> ServerProcess:
-        env = {**os.environ, "ANGELIA_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
+        env = {**self.env, "ANGELIA_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
         env.pop("ANGELIA_DATA_DIR", None)
-        argv = [sys.executable, "-m", "app.cli", "serve", "--port", str(self.port)]
+        argv = [*self.command, "serve", "--port", str(self.port)]
         argv += ["--data-dir", str(self.data_dir), "--no-browser"]
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=log, stderr=log)
+            self.proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from tests.fakes.fake_model_server import FakeModelServer, start_fake_model_server
+from tests.helpers import setup_executable
 
 # Pinned in .ci/setup too; keep both in step.
 CLAUDE_CODE_VERSION = "2.1.332"
@@ -52,36 +53,22 @@ def default_claude_acp_bin() -> Path:
     )
 
 
-def _missing(what: str, variable: str = "ANGELIA_CLAUDE_BIN") -> None:
-    if os.environ.get("ANGELIA_REQUIRE_REAL_CLI") == "1":
-        pytest.fail(f"{what} (ANGELIA_REQUIRE_REAL_CLI=1; run .ci/setup)")
-    pytest.skip(f"{what}; run .ci/setup or set {variable}")
-
-
-def _executable(variable: str, default: Path, what: str) -> Path:
-    configured = os.environ.get(variable)
-    path = Path(configured) if configured else default
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        _missing(f"{what} not found at {path}", variable)
-    return path
-
-
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The real Claude Code executable."""
-    return _executable("ANGELIA_CLAUDE_BIN", default_claude_bin(), "claude CLI")
+    return setup_executable("ANGELIA_CLAUDE_BIN", default_claude_bin(), "claude CLI")
 
 
 @pytest.fixture(scope="session")
 def gemini_bin() -> Path:
     """The real Gemini CLI executable (an ACP agent with ``--acp``)."""
-    return _executable("ANGELIA_GEMINI_BIN", default_gemini_bin(), "gemini CLI")
+    return setup_executable("ANGELIA_GEMINI_BIN", default_gemini_bin(), "gemini CLI")
 
 
 @pytest.fixture(scope="session")
 def claude_acp_bin() -> Path:
     """The real claude-agent-acp executable (Claude Code behind ACP)."""
-    return _executable("ANGELIA_CLAUDE_ACP_BIN", default_claude_acp_bin(), "claude-agent-acp")
+    return setup_executable("ANGELIA_CLAUDE_ACP_BIN", default_claude_acp_bin(), "claude-agent-acp")
 
 
 @pytest.fixture

@@ -10,11 +10,12 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup, Tag
 
+from app.resources import templates_dir
 from app.web.render import make_templates
 from tests.api.test_chat import make_session
 from tests.conftest import write_scenario
 from tests.helpers import count, of_kind, send, wait_for_events
-from tests.web.test_render import ROOT, assert_no_active_markup
+from tests.web.test_render import assert_no_active_markup
 
 
 def soup_of(r: httpx.Response) -> BeautifulSoup:
@@ -308,7 +309,7 @@ PREVIEWS: list[dict[str, Any]] = [
 @pytest.mark.parametrize("preview", PREVIEWS, ids=lambda p: str(p["kind"])[:10])
 @pytest.mark.parametrize("status", ["pending", "decided"])
 def test_preview_kinds_render_escaped(preview: dict[str, Any], status: str) -> None:
-    templates = make_templates(ROOT / "templates")
+    templates = make_templates(templates_dir())
     perm = {
         "permission_id": "p1",
         "tool": HOSTILE,

@@ -11,6 +11,7 @@ import pytest
 from bs4 import BeautifulSoup
 from fastapi.templating import Jinja2Templates
 
+from app.resources import templates_dir
 from app.web.render import (
     EVENT_KINDS,
     SSE_SWAP_EVENTS,
@@ -32,13 +33,12 @@ from app.web.render import (
     with_thought_duration,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "<script>alert(1)</script>"
 
 
 @pytest.fixture(scope="module")
 def templates() -> Jinja2Templates:
-    return make_templates(ROOT / "templates")
+    return make_templates(templates_dir())
 
 
 def ev(seq: int, kind: str, **payload: Any) -> dict[str, Any]:
