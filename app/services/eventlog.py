@@ -60,7 +60,7 @@ class Subscription:
 
 
 class EventLog:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, busy_timeout_s: float = 30.0) -> None:
         self._engine = engine
         self._lock = threading.Lock()
         self._next_seq: dict[str, int] = {}
@@ -68,7 +68,7 @@ class EventLog:
         self._streams_closed = False
         db_path = engine.url.database
         assert db_path, "the event log needs an SQLite file"
-        self._writer = EventWriter(Path(db_path), self._committed)
+        self._writer = EventWriter(Path(db_path), self._committed, busy_timeout_s)
 
     def _seq_for(self, session_id: str) -> int:
         if session_id not in self._next_seq:
@@ -103,6 +103,11 @@ class EventLog:
     def flush_sync(self) -> None:
         """``flush`` for code that runs outside the event loop (blocks the caller)."""
         self._writer.barrier().done.wait()
+
+    @property
+    def writer(self) -> EventWriter:
+        """The writer thread's counters (submitted, stored, dropped, commits)."""
+        return self._writer
 
     async def close(self) -> None:
         """Store what is still queued and stop the writer thread."""

@@ -63,8 +63,14 @@ Item = StoredEvent | Barrier | object
 
 
 class EventWriter:
-    def __init__(self, db_path: Path, on_commit: Callable[[Sequence[StoredEvent]], None]) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        on_commit: Callable[[Sequence[StoredEvent]], None],
+        busy_timeout_s: float = 30.0,
+    ) -> None:
         self._db_path = db_path
+        self._busy_timeout_ms = int(busy_timeout_s * 1000)
         self._on_commit = on_commit
         self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -74,6 +80,7 @@ class EventWriter:
         self.submitted = 0
         self.stored = 0
         self.dropped = 0
+        self.commits = 0
 
     def submit(self, record: StoredEvent) -> None:
         self._ensure_thread()
@@ -112,7 +119,7 @@ class EventWriter:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
             while True:
                 items = [self._queue.get()]
                 while len(items) < MAX_BATCH:
@@ -160,6 +167,7 @@ class EventWriter:
         try:
             stored = [r for r in records if self._insert(conn, r)]
             conn.execute("COMMIT")
+            self.commits += 1
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
