@@ -41,9 +41,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "bench-token-0123456789"
-TARGET_RATIO = 0.5
-TARGET_P50_MS = 2.0
-TARGET_P99_MS = 10.0
+TARGET_RATIO = 0.5  # relay / raw pipe, 1 session, saturated
+TARGET_HEALTH_P99_MS = 20.0  # /api/health while 20 sessions stream saturated
+TARGET_P99_MS = 5.0  # paced latency at 20 sessions
+PING_INTERVAL_S = 0.01
 
 
 def say(text: str = "") -> None:
@@ -178,16 +179,19 @@ def raw_pipe(n: int, deltas: int, scenario: Path, *, parse: bool = False) -> flo
 
 
 class Server:
-    def __init__(self, data_dir: Path, port: int, profile: Path | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, port: int, profile: Path | None = None, app_dir: Path = REPO
+    ) -> None:
         self.url = f"http://127.0.0.1:{port}"
         env = {**os.environ, "ANGELIA_TOKEN": TOKEN}
         env.pop("ANGELIA_DATA_DIR", None)
-        self.log = open(data_dir.parent / f"server-{port}.log", "wb")  # noqa: SIM115
+        self.log_path = data_dir.parent / f"server-{port}.log"
+        self.log = open(self.log_path, "wb")  # noqa: SIM115
         prefix = ["-m", "cProfile", "-o", str(profile)] if profile else []
         self.proc = subprocess.Popen(
             [sys.executable, *prefix, "-m", "app.cli", "serve", "--port", str(port)]
             + ["--data-dir", str(data_dir), "--no-browser"],
-            cwd=REPO,
+            cwd=app_dir,
             env=env,
             stdout=self.log,
             stderr=self.log,
@@ -317,13 +321,44 @@ def other_cpu_percent(a: tuple[int, int, int], b: tuple[int, int, int]) -> float
     return max(0.0, 100 * ((b[1] - a[1]) - (b[2] - a[2])) / max(total, 1))
 
 
-async def ping(client: Any, out: list[float]) -> None:
-    """How long /api/health takes while the sessions stream (other requests wait too)."""
-    while True:
+def run_pinger(url: str, out: Path) -> None:
+    """``--ping``: GET /api/health every 10 ms until SIGTERM, then write the times (ms).
+
+    A process of its own, so the benchmark's busy SSE readers cannot delay the pings."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    times: list[float] = []
+    stop = False
+
+    def on_term(_sig: int, _frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    while not stop:
         t = time.perf_counter()
-        await client.get("/api/health")
-        out.append((time.perf_counter() - t) * 1000)
-        await asyncio.sleep(0.05)
+        conn.request("GET", "/api/health")
+        conn.getresponse().read()
+        times.append((time.perf_counter() - t) * 1000)
+        time.sleep(PING_INTERVAL_S)
+    out.write_text(json.dumps(times))
+
+
+class Pinger:
+    def __init__(self, url: str, out: Path) -> None:
+        self.out = out
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--ping", url, str(out)]
+        )
+
+    def stop(self) -> list[float]:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+        times: list[float] = json.loads(self.out.read_text())
+        return times
 
 
 @dataclass
@@ -334,7 +369,7 @@ class RelayResult:
     max_ms: float
     events: int
     reconnects: int
-    health_max_ms: float
+    health_ms: dict[str, float]
     other_cpu_percent: float
     stored_p50_ms: float
     stored_p99_ms: float
@@ -369,14 +404,13 @@ async def relay(
         for sid, st, ev in zip(sids, stats, readies, strict=True)
     ]
     await asyncio.gather(*(e.wait() for e in readies))
-    pings: list[float] = []
-    pinger = asyncio.create_task(ping(client, pings))
+    pinger = Pinger(server.url, server.log_path.with_suffix(f".pings-{n}-{time.time_ns()}.json"))
     before = cpu_snapshot(server)
     await asyncio.gather(
         *(client.post(f"/api/sessions/{sid}/messages", json={"text": "go"}) for sid in sids)
     )
     await asyncio.wait_for(asyncio.gather(*readers), timeout=600)
-    pinger.cancel()
+    pings = sorted(pinger.stop())
     other = other_cpu_percent(before, cpu_snapshot(server))
     lat = sorted(x for s in stats for x in s.latencies_ms)
     stored = sorted(x for s in stats for x in s.stored_ms)
@@ -386,7 +420,8 @@ async def relay(
     span = max(s.last for s in stats) - min(s.first for s in stats)
     q = statistics.quantiles(lat, n=100)
     reconnects = sum(s.reconnects for s in stats)
-    health_max = max(pings, default=0.0)
+    q_health = statistics.quantiles(pings, n=100) if len(pings) > 1 else [0.0] * 99
+    health = {"p50": q_health[49], "p99": q_health[98], "max": pings[-1], "n": len(pings)}
     if dump:
         rows = [
             (t, x, i)
@@ -402,7 +437,7 @@ async def relay(
         lat[-1],
         total,
         reconnects,
-        health_max,
+        health,
         other,
         q_stored[49],
         q_stored[98],
@@ -413,20 +448,26 @@ async def relay(
 async def run_count(
     n: int,
     deltas: int,
+    paced_deltas: int,
     paced_interval: float,
     work: Path,
     profile: Path | None = None,
     dump: Path | None = None,
+    app_dir: Path = REPO,
+    raw: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
+    """One session count against the app in ``app_dir``; ``raw`` reuses pipe figures."""
     import httpx
 
     fast = scenario_file(work, deltas, 0.0, warm_up=True)
-    paced = scenario_file(work, deltas, paced_interval, warm_up=True)
-    raw_scenario = scenario_file(work, deltas, 0.0, warm_up=False)
-    raw = raw_pipe(n, deltas, raw_scenario)
-    raw_parsed = raw_pipe(n, deltas, raw_scenario, parse=True)
+    paced = scenario_file(work, paced_deltas, paced_interval, warm_up=True)
+    if raw is None:
+        raw_scenario = scenario_file(work, deltas, 0.0, warm_up=False)
+        raw = (raw_pipe(n, deltas, raw_scenario), raw_pipe(n, deltas, raw_scenario, parse=True))
+    raw_rate, raw_parsed = raw
 
-    server = Server(work / f"data-{n}", free_port(), profile)
+    data = work / f"data-{n}-{time.time_ns()}"
+    server = Server(data, free_port(), profile, app_dir)
     try:
         async with httpx.AsyncClient(
             base_url=server.url,
@@ -458,7 +499,9 @@ async def run_count(
                 profiles[name] = r.json()["id"]
             # Paced first: a freshly started server, no earlier burst or deletion whose
             # WAL checkpoints could land in the measurement.
-            paced_result, sids = await relay(server, client, profiles["paced"], n, deltas, dump)
+            paced_result, sids = await relay(
+                server, client, profiles["paced"], n, paced_deltas, dump
+            )
             await asyncio.sleep(1.0)
             rss_after = server.rss_kib()
             children = server.children_rss_kib()
@@ -469,17 +512,18 @@ async def run_count(
     finally:
         server.stop()
     return {
+        "app": str(app_dir),
         "sessions": n,
         "deltas_per_session": deltas,
-        "raw_pipe_events_per_s": raw,
+        "raw_pipe_events_per_s": raw_rate,
         "raw_pipe_parsed_events_per_s": raw_parsed,
         "relay_events_per_s": fast_result.rate,
-        "ratio": fast_result.rate / raw,
+        "ratio": fast_result.rate / raw_rate,
         "sse_reconnects": fast_result.reconnects,
-        "health_max_ms_saturated": fast_result.health_max_ms,
+        "health_ms_saturated": fast_result.health_ms,
         "other_cpu_percent_saturated": fast_result.other_cpu_percent,
         "other_cpu_percent_paced": paced_result.other_cpu_percent,
-        "health_max_ms_paced": paced_result.health_max_ms,
+        "health_ms_paced": paced_result.health_ms,
         "saturated_latency_ms": {
             "p50": fast_result.p50_ms,
             "p99": fast_result.p99_ms,
@@ -503,7 +547,7 @@ def report(result: dict[str, Any]) -> None:
     n = result["sessions"]
     sat = result["saturated_latency_ms"]
     paced = result["paced_latency_ms"]
-    say(f"\n== {n} session(s), {result['deltas_per_session']} deltas each ==")
+    say(f"\n== {n} session(s), {result['deltas_per_session']} deltas each; app {result['app']} ==")
     say(f"raw pipe        {result['raw_pipe_events_per_s']:>10,.0f} events/s")
     parsed = result["raw_pipe_parsed_events_per_s"]
     say(
@@ -524,12 +568,14 @@ def report(result: dict[str, Any]) -> None:
         f"  p50 {paced['p50']:8.2f} ms  p99 {paced['p99']:8.2f} ms  max {paced['max']:8.1f} ms"
     )
     say(
-        f"  of which until stored ('at' truncated to 1 ms)  p50 {paced['until_stored_p50']:8.2f} ms"
+        f"  of which until appended ('at', 1 ms steps)  p50 {paced['until_stored_p50']:8.2f} ms"
         f"  p99 {paced['until_stored_p99']:8.2f} ms"
     )
+    h = result["health_ms_saturated"]
     say(
-        f"/api/health while streaming: max {result['health_max_ms_saturated']:.0f} ms saturated,"
-        f" {result['health_max_ms_paced']:.0f} ms paced"
+        f"/api/health while streaming saturated: p50 {h['p50']:.1f} ms  p99 {h['p99']:.1f} ms"
+        f"  max {h['max']:.1f} ms ({h['n']} pings); paced max"
+        f" {result['health_ms_paced']['max']:.1f} ms"
     )
     say(
         f"other work on this machine meanwhile: {result['other_cpu_percent_saturated']:.0f}% "
@@ -562,10 +608,20 @@ def append_costs(count: int = 5000) -> None:
         sid = store.create_session(engine, profile_id=profile.id, title="t").id
         log = EventLog(engine)
         payload = {"text": "1796223877.244788 ", "message_id": "msg_0001"}
-        t = time.perf_counter()
-        for _ in range(count):
-            log.append(sid, "text_delta", payload)
-        app_us = (time.perf_counter() - t) / count * 1e6
+
+        async def appended() -> tuple[float, float, int]:
+            """(event-loop time per append, time until all are stored, commits)."""
+            t = time.perf_counter()
+            for _ in range(count):
+                log.append(sid, "text_delta", payload)
+            on_loop = time.perf_counter() - t
+            await log.flush()
+            stored = time.perf_counter() - t
+            commits = log.writer.commits
+            await log.close()
+            return on_loop / count * 1e6, stored / count * 1e6, commits
+
+        loop_us, app_us, commits = asyncio.run(appended())
         engine.dispose()
 
         con = sqlite3.connect(data / "angelia.db", isolation_level=None)
@@ -589,13 +645,69 @@ def append_costs(count: int = 5000) -> None:
         con.execute("COMMIT")
         batch_us = (time.perf_counter() - t) / count * 1e6
         con.close()
-    say(f"EventLog.append (SQLAlchemy Core, one transaction each) {app_us:7.1f} us/event")
+    say(f"EventLog.append, on the event loop                       {loop_us:7.1f} us/event")
+    say(f"EventLog.append until stored ({commits} commits)           {app_us:7.1f} us/event")
     say(f"sqlite3 INSERT, one transaction each                     {txn_us:7.1f} us/event")
     say(f"sqlite3 INSERT, {count} in one transaction               {batch_us:7.1f} us/event")
     say(
-        f"SUMMARY append: the app's write path costs {app_us:.0f} us/event "
-        f"({app_us / txn_us:.1f}x bare sqlite3, {app_us / batch_us:.0f}x batched)"
+        f"SUMMARY append: {loop_us:.1f} us/event on the event loop, {app_us:.1f} us/event "
+        f"until stored ({app_us / txn_us:.2f}x bare sqlite3 per transaction, "
+        f"{app_us / batch_us:.1f}x bare batched)"
     )
+
+
+def side_by_side(after: list[dict[str, Any]], before: list[dict[str, Any]]) -> None:
+    """The figures of both apps, measured in this one run, next to each other."""
+    say("\n== before / after (same machine, same run) ==")
+    say(f"before: {before[0]['app']}\nafter:  {after[0]['app']}")
+    for a, b in zip(after, before, strict=True):
+        n = a["sessions"]
+        rows = [
+            ("raw pipe, events/s", b["raw_pipe_events_per_s"], a["raw_pipe_events_per_s"], ",.0f"),
+            ("relay, events/s", b["relay_events_per_s"], a["relay_events_per_s"], ",.0f"),
+            ("relay / raw pipe", b["ratio"], a["ratio"], ".2f"),
+            (
+                "health p99 ms (sat.)",
+                b["health_ms_saturated"]["p99"],
+                a["health_ms_saturated"]["p99"],
+                ".1f",
+            ),
+            (
+                "health max ms (sat.)",
+                b["health_ms_saturated"]["max"],
+                a["health_ms_saturated"]["max"],
+                ".1f",
+            ),
+            ("paced p50 ms", b["paced_latency_ms"]["p50"], a["paced_latency_ms"]["p50"], ".2f"),
+            ("paced p99 ms", b["paced_latency_ms"]["p99"], a["paced_latency_ms"]["p99"], ".2f"),
+            (
+                "saturated p50 ms",
+                b["saturated_latency_ms"]["p50"],
+                a["saturated_latency_ms"]["p50"],
+                ".1f",
+            ),
+        ]
+        say(f"-- {n} session(s) --{'before':>14} {'after':>14}")
+        for label, x, y, fmt in rows:
+            say(f"{label:<24}{x:>14{fmt}} {y:>14{fmt}}")
+
+
+def verdict(results: list[dict[str, Any]]) -> str:
+    one = next((r for r in results if r["sessions"] == 1), None)
+    many = max(results, key=lambda r: r["sessions"])
+    parts = []
+    ok = True
+    if one is not None:
+        ok &= one["ratio"] >= TARGET_RATIO
+        parts.append(f"1 session ratio {one['ratio']:.2f} (>= {TARGET_RATIO})")
+    health = many["health_ms_saturated"]["p99"]
+    paced = many["paced_latency_ms"]["p99"]
+    ok &= health <= TARGET_HEALTH_P99_MS and paced <= TARGET_P99_MS
+    parts.append(
+        f"{many['sessions']} sessions: /api/health p99 {health:.1f} ms (<= "
+        f"{TARGET_HEALTH_P99_MS:g}), paced p99 {paced:.2f} ms (<= {TARGET_P99_MS:g})"
+    )
+    return "; ".join(parts) + f" -> {'MET' if ok else 'MISSED'}"
 
 
 def main() -> int:
@@ -605,11 +717,25 @@ def main() -> int:
     if "--fake" in sys.argv:
         run_fake([a for a in sys.argv[1:] if a != "--fake"])
         return 0
+    if sys.argv[1:2] == ["--ping"]:
+        run_pinger(sys.argv[2], Path(sys.argv[3]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, nargs="*", default=[1, 20])
-    parser.add_argument("--deltas", type=int, default=0, help="per session (default: 20000/N)")
+    parser.add_argument(
+        "--deltas", type=int, default=0, help="per session, saturated (default: 50000/N)"
+    )
+    parser.add_argument(
+        "--paced-deltas", type=int, default=0, help="per session, paced (default: 10000/N)"
+    )
     parser.add_argument(
         "--paced-rate", type=float, default=0, help="deltas/s per session (default: 1000/N)"
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a checkout of an earlier version: measure it too, in the same run, and print "
+        "both side by side (e.g. git worktree add /tmp/before <commit>)",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
@@ -624,30 +750,38 @@ def main() -> int:
         help="run the server under cProfile and write its stats here (one session count)",
     )
     args = parser.parse_args()
-    results = []
+    results: list[dict[str, Any]] = []
+    earlier: list[dict[str, Any]] = []
     say(machine())
     with tempfile.TemporaryDirectory(prefix="angelia-bench-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         for n in args.sessions:
-            deltas = args.deltas or max(20_000 // n, 200)
-            rate = args.paced_rate or max(1000 / n, 10)
-            result = asyncio.run(run_count(n, deltas, 1 / rate, work, args.profile, args.dump))
+            deltas = args.deltas or max(50_000 // n, 200)
+            paced_deltas = args.paced_deltas or max(10_000 // n, 100)
+            interval = 1 / (args.paced_rate or max(1000 / n, 10))
+            result = asyncio.run(
+                run_count(n, deltas, paced_deltas, interval, work, args.profile, args.dump)
+            )
             report(result)
             results.append(result)
+            if args.before:
+                raw = (result["raw_pipe_events_per_s"], result["raw_pipe_parsed_events_per_s"])
+                old = asyncio.run(
+                    run_count(n, deltas, paced_deltas, interval, work, app_dir=args.before, raw=raw)
+                )
+                report(old)
+                earlier.append(old)
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
-    worst = min(r["ratio"] for r in results)
+        args.json.write_text(json.dumps({"after": results, "before": earlier}, indent=2))
+    if earlier:
+        side_by_side(results, earlier)
+        say(f"\nbefore: {verdict(earlier)}")
     last = results[-1]
-    paced = last["paced_latency_ms"]
-    ok = worst >= TARGET_RATIO and paced["p50"] <= TARGET_P50_MS and paced["p99"] <= TARGET_P99_MS
     say(
-        f"\nSUMMARY relay: worst ratio {worst:.2f} (>= {TARGET_RATIO}), "
-        f"{last['sessions']} sessions paced p50 {paced['p50']:.2f} ms / p99 {paced['p99']:.2f} ms "
-        f"(<= {TARGET_P50_MS}/{TARGET_P99_MS}), saturated p50 "
+        f"\nSUMMARY relay: {verdict(results)}; saturated p50 at {last['sessions']} sessions "
         f"{last['saturated_latency_ms']['p50']:.0f} ms, "
-        f"{last['server_rss_per_session_kib']:.0f} KiB RSS/session -> "
-        f"{'MET' if ok else 'MISSED'}"
+        f"{last['server_rss_per_session_kib']:.0f} KiB RSS/session"
     )
     return 0
 
