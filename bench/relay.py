@@ -117,8 +117,13 @@ def scenario_file(directory: Path, deltas: int, interval: float, *, warm_up: boo
     return path
 
 
+# Niceness of the fake backends (--nice): > 0 lets the server win the CPU from them.
+FAKE_NICE = 0
+
+
 def fake_command() -> list[str]:
-    return [sys.executable, str(Path(__file__).resolve()), "--fake"]
+    nice = ["nice", "-n", str(FAKE_NICE)] if FAKE_NICE else []
+    return [*nice, sys.executable, str(Path(__file__).resolve()), "--fake"]
 
 
 # -- raw pipe -------------------------------------------------------------------------------
@@ -420,7 +425,9 @@ async def relay(
     span = max(s.last for s in stats) - min(s.first for s in stats)
     q = statistics.quantiles(lat, n=100)
     reconnects = sum(s.reconnects for s in stats)
-    q_health = statistics.quantiles(pings, n=100) if len(pings) > 1 else [0.0] * 99
+    q_health = (
+        statistics.quantiles(pings, n=100, method="inclusive") if len(pings) > 1 else [0.0] * 99
+    )
     health = {"p50": q_health[49], "p99": q_health[98], "max": pings[-1], "n": len(pings)}
     if dump:
         rows = [
@@ -737,6 +744,12 @@ def main() -> int:
         help="a checkout of an earlier version: measure it too, in the same run, and print "
         "both side by side (e.g. git worktree add /tmp/before <commit>)",
     )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="run the fake backends at this niceness, so they cannot starve the server of CPU",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
         "--dump", type=Path, help="append (write time, latency ms, session) of the paced run"
@@ -750,6 +763,8 @@ def main() -> int:
         help="run the server under cProfile and write its stats here (one session count)",
     )
     args = parser.parse_args()
+    global FAKE_NICE
+    FAKE_NICE = args.nice
     results: list[dict[str, Any]] = []
     earlier: list[dict[str, Any]] = []
     say(machine())

@@ -265,30 +265,36 @@ class ClaudeBrain(Brain):
     # -- reading -----------------------------------------------------------------------
     async def _read_loop(self) -> None:
         try:
-            async for message in self._process.messages():
-                try:
-                    items = self._parser.parse(message)
-                except Exception:
-                    log.exception("could not parse a Claude Code message: %.200r", message)
-                    continue
-                for item in items:
-                    await self._handle(item)
+            async for batch in self._process.message_batches():
+                for message in batch:
+                    try:
+                        items = self._parser.parse(message)
+                    except Exception:
+                        log.exception("could not parse a Claude Code message: %.200r", message)
+                        continue
+                    for item in items:
+                        if isinstance(item, Outgoing):
+                            await self._send(item)
+                        else:
+                            self._handle(item)
         except Exception:
             log.exception("reading from Claude Code failed; stopping it")
         # stdout is closed: the process is exiting or useless, so make sure it is gone.
         code = await self._process.close(self.close_timeout)
         self._exited(code)
 
-    async def _handle(self, item: Parsed) -> None:
+    async def _send(self, item: Outgoing) -> None:
+        try:
+            await self._process.write_json(item.message)
+        except ProcessNotRunningError:
+            log.debug("Claude Code exited before a control reply could be sent")
+
+    def _handle(self, item: Parsed) -> None:
+        """Everything the CLI says but what needs an answer written back (``_send``)."""
         if isinstance(item, ControlReply):
             future = self._replies.get(item.request_id)
             if future is not None and not future.done():
                 future.set_result(item)
-        elif isinstance(item, Outgoing):
-            try:
-                await self._process.write_json(item.message)
-            except ProcessNotRunningError:
-                log.debug("Claude Code exited before a control reply could be sent")
         elif isinstance(item, PermissionPrompt):
             asked = item.event
             self._pending[asked.request_id] = _Pending(asked.tool, asked.input, item.suggestions)
@@ -307,7 +313,7 @@ class ClaudeBrain(Brain):
                 self._emit(item)
         elif isinstance(item, TurnEnded):
             self._turn_ended(item)
-        else:
+        elif not isinstance(item, Outgoing):  # those go through _send
             self._emit(item)
 
     def _turn_ended(self, event: TurnEnded) -> None:

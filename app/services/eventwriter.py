@@ -29,7 +29,8 @@ from app.services.search import indexed_text
 
 log = logging.getLogger(__name__)
 
-MAX_BATCH = 5000
+# Bounds how long one commit holds SQLite's write lock (other writers wait for it).
+MAX_BATCH = 500
 RETRY_FIRST_S = 0.05
 RETRY_MAX_S = 1.0
 INSERT_EVENT = (
@@ -129,7 +130,11 @@ class EventWriter:
                         break
                 records = [i for i in items if isinstance(i, StoredEvent)]
                 if records:
-                    self._store(conn, records)
+                    try:
+                        self._store(conn, records)
+                    except Exception:  # never let one bad batch end the writer
+                        log.exception("storing %d events failed; they are lost", len(records))
+                        self.dropped += len(records)
                 for item in items:
                     if isinstance(item, Barrier):
                         item.release()
@@ -178,7 +183,7 @@ class EventWriter:
         created = f"{r.created:%Y-%m-%d %H:%M:%S.%f}"
         try:
             cur = conn.execute(INSERT_EVENT, (r.session_id, r.seq, r.kind, r.payload_json, created))
-        except sqlite3.IntegrityError as exc:
+        except (sqlite3.IntegrityError, ValueError) as exc:  # ValueError: unencodable text
             log.error("dropped event %s #%d (%s): %s", r.session_id, r.seq, r.kind, exc)
             return False
         body = indexed_text(r.kind, r.payload)

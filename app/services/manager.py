@@ -470,16 +470,24 @@ def coalesce_deltas(batch: list[BrainEvent]) -> list[BrainEvent]:
     the pieces are joined in order.
     """
     out: list[BrainEvent] = []
+    run: list[TextDelta] = []
+
+    def end_run() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            out.append(TextDelta(text="".join(d.text for d in run), message_id=run[0].message_id))
+        run.clear()
+
     for event in batch:
-        prev = out[-1] if out else None
-        if (
-            isinstance(event, TextDelta)
-            and isinstance(prev, TextDelta)
-            and prev.message_id == event.message_id
-        ):
-            out[-1] = TextDelta(text=prev.text + event.text, message_id=event.message_id)
+        if isinstance(event, TextDelta):
+            if run and run[0].message_id != event.message_id:
+                end_run()
+            run.append(event)
         else:
+            end_run()
             out.append(event)
+    end_run()
     return out
 
 

@@ -22,7 +22,9 @@ def iso(at: datetime) -> str:
 
 
 def encode_payload(payload: dict[str, Any]) -> str:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    # ASCII only: an agent's lone surrogate (half an emoji cut off) stays an escape
+    # instead of text that SQLite and UTF-8 sockets cannot take.
+    return json.dumps(payload, separators=(",", ":"))
 
 
 class StoredEvent:

@@ -13,6 +13,8 @@ import json
 import logging
 from typing import Any
 
+import orjson
+
 log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "LineFramer", "parse_json_line"]
@@ -98,25 +100,46 @@ def parse_json_line(line: bytes) -> dict[str, Any] | None:
     A line that starts with ``{`` but is not valid JSON is logged and skipped: one bad
     line must not take down the reader for the whole session.
     """
-    text = line.decode("utf-8", errors="replace").strip()
-    if not text.startswith("{"):
+    data = line.strip()
+    if not data.startswith(b"{"):
         return None
     try:
-        value = json.loads(text)
+        value = _loads(data)
     except (ValueError, RecursionError) as exc:
         # RecursionError: nesting deeper than the interpreter's stack allows, which is
         # valid JSON but still only one line to skip.
-        log.warning("skipping corrupt JSON line (%s): %s", exc, _preview(text))
+        log.warning("skipping corrupt JSON line (%s): %s", exc, _preview(data))
         return None
     if not isinstance(value, dict):
-        log.warning("skipping a JSON line that is not an object: %s", _preview(text))
+        log.warning("skipping a JSON line that is not an object: %s", _preview(data))
         return None
     # Counting brackets is cheap and bounds the depth, so ordinary lines skip the walk.
-    if text.count("{") + text.count("[") > MAX_DEPTH:
+    if data.count(b"{") + data.count(b"[") > MAX_DEPTH:
         capped = _cap_depth(value, 0)
         assert isinstance(capped, dict)
         return capped
     return value
+
+
+# Every digit becomes "0", everything else a space: a run of 19 zeros is a long number.
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG_NUMBER = b"0" * 19
+
+
+def _loads(data: bytes) -> Any:
+    """``json.loads``, several times faster for the lines agents write most.
+
+    orjson parses most lines; but it turns integers beyond 64 bits into floats and
+    refuses what the standard module reads (invalid UTF-8, lone surrogates, NaN, 1e400,
+    very deep nesting). Lines with a long digit run, or that orjson refuses, go to the
+    standard module, so every line means exactly what it did before.
+    """
+    if _LONG_NUMBER not in data.translate(_DIGITS):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data.decode("utf-8", errors="replace"))
 
 
 def _cap_depth(value: Any, depth: int) -> Any:
@@ -136,5 +159,6 @@ def _cap_depth(value: Any, depth: int) -> Any:
     return value
 
 
-def _preview(text: str) -> str:
+def _preview(data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace")
     return text if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS] + "…"

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 __all__ = ["AgentProcess", "ProcessNotRunningError", "build_env", "describe_exit"]
 
 READ_CHUNK = 65536
+# Parsing time after which a big read is handed on in pieces (see message_batches).
+SLICE_S = 0.001
 DEFAULT_STDERR_LIMIT = 64 * 1024
 # After the child exits, how long what it left in its group gets after SIGTERM (and
 # then after SIGKILL) before the pipes are closed from this side.
@@ -348,6 +350,16 @@ class AgentProcess:
         Non-JSON noise and corrupt lines are logged and skipped. Only one consumer may
         iterate at a time.
         """
+        async for batch in self.message_batches():
+            for message in batch:
+                yield message
+
+    async def message_batches(self) -> AsyncIterator[list[dict[str, Any]]]:
+        """``messages``, a list at a time: what one read brought (at least one message).
+
+        A big read is handed on in slices of about ``SLICE_S`` of parsing each, so that
+        other sessions' output and HTTP requests get their turn in between.
+        """
         proc = self._require()
         if self._reading:
             raise RuntimeError("messages() already has a consumer")
@@ -355,14 +367,24 @@ class AgentProcess:
         stdout = proc.stdout
         assert stdout is not None
         framer = LineFramer(self._max_line_bytes)
+        clock = asyncio.get_running_loop().time
         while chunk := await stdout.read(READ_CHUNK):
+            batch: list[dict[str, Any]] = []
+            pause_at = clock() + SLICE_S
             for line in framer.push(chunk):
                 message = self._parse(line)
                 if message is not None:
-                    yield message
+                    batch.append(message)
+                if batch and clock() > pause_at:
+                    yield batch
+                    batch = []
+                    await asyncio.sleep(0)
+                    pause_at = clock() + SLICE_S
+            if batch:
+                yield batch
         last = framer.flush()
         if last is not None and (message := self._parse(last)) is not None:
-            yield message
+            yield [message]
 
     def _parse(self, line: bytes) -> dict[str, Any] | None:
         message = parse_json_line(line)

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.transport.framing import LineFramer, parse_json_line
+from app.transport.framing import MAX_DEPTH, LineFramer, parse_json_line
 
 FAST = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 
@@ -82,8 +82,19 @@ def test_invalid_utf8_inside_a_json_string_is_not_fatal(text: str, bad: bytes, a
 
 def test_nesting_deeper_than_the_stack_is_skipped_not_raised() -> None:
     for depth in (1_000, 100_000):
-        assert parse_json_line(b'{"a":' + b"[" * depth + b"]" * depth + b"}") is None
+        value = parse_json_line(b'{"a":' + b"[" * depth + b"]" * depth + b"}")
+        # Kept with its depth capped where a parser can read it, else skipped.
+        assert value is None or _depth(value) <= MAX_DEPTH + 1
         assert parse_json_line(b'{"a":' + b"[" * depth) is None
+    assert parse_json_line(b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}") is None
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
 
 
 # -- valid NDJSON -----------------------------------------------------------------------
@@ -118,3 +129,27 @@ def test_valid_ndjson_survives_any_split(
     framed = frame(pieces(data, cuts), LineFramer())
     assert [x.rstrip(b"\r") for x in framed] == lines
     assert [parse_json_line(x) for x in framed] == docs
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@FAST
+@given(obj=st.dictionaries(st.text(), JSON_VALUES, max_size=6), ascii_only=st.booleans())
+def test_a_line_means_what_the_standard_json_module_reads(
+    obj: dict[str, object], ascii_only: bool
+) -> None:
+    """The fast parser never changes a value: big integers stay integers, floats and
+    text are exact, whichever way the agent escaped its text."""
+    line = json.dumps(obj, ensure_ascii=ascii_only).encode()
+    expected = json.loads(line)
+    if line.count(b"{") + line.count(b"[") <= MAX_DEPTH:
+        assert parse_json_line(line) == expected
