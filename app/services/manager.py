@@ -391,7 +391,10 @@ class SessionManager:
             input_tokens=chat.input_tokens + _token_count(usage.get("input_tokens")),
             output_tokens=chat.output_tokens + _token_count(usage.get("output_tokens")),
         )
-        self._set_status(session_id, "live")
+        # Claude Code ends its turn when a stopping server closes its stdin; the session
+        # was interrupted all the same, and must say so.
+        if not live.stopping:
+            self._set_status(session_id, "live")
 
     def _exited(self, session_id: str, live: LiveBrain, event: BrainExited) -> None:
         self.permissions.close_pending(

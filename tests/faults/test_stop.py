@@ -84,8 +84,9 @@ async def _waiting_session(
     return sid, before, readers
 
 
-def _stored(data_dir: Path, sid: str) -> tuple[list[dict[str, Any]], list[PermissionRequest]]:
-    """What the data dir holds, read without starting the app (no recovery runs)."""
+def stored_after_stop(data_dir: Path, sid: str, before: list[dict[str, Any]]) -> None:
+    """What a stop must leave in the data dir, read without starting the app (so no
+    recovery runs): every earlier event, gapless, then the expired prompt and a notice."""
     engine = open_database(data_dir)
     try:
         events = EventLog(engine).list(sid)
@@ -95,7 +96,15 @@ def _stored(data_dir: Path, sid: str) -> tuple[list[dict[str, Any]], list[Permis
         assert status.status == "interrupted" and status.backend_pid is None
     finally:
         engine.dispose()
-    return events, prompts
+    assert events[: len(before)] == before, "events stored before the stop changed"
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    [prompt] = prompts
+    assert prompt.status == "expired"
+    assert prompt.message is not None and prompt.message.startswith("Server stopped")
+    after = [e["kind"] for e in events[len(before) :]]
+    assert "permission_decision" in after and "error" in after, after
+    notice = next(e for e in events if e["kind"] == "error")
+    assert "server stopped" in notice["message"].lower()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -127,16 +136,7 @@ async def test_a_signal_stops_everything_within_3_s(
     assert processes_mentioning(str(fake_claude["log"])) == [], "a backend process survived"
     assert "Traceback" not in server.log(), server.log()
 
-    events, prompts = _stored(server.data_dir, sid)
-    assert events[: len(before)] == before, "events stored before the stop changed"
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    [prompt] = prompts
-    assert prompt.status == "expired"
-    assert prompt.message is not None and prompt.message.startswith("Server stopped")
-    after = [e["kind"] for e in events[len(before) :]]
-    assert "permission_decision" in after and "error" in after, after
-    notice = next(e for e in events if e["kind"] == "error")
-    assert "server stopped" in notice["message"].lower()
+    stored_after_stop(server.data_dir, sid, before)
 
 
 async def test_a_second_ctrl_c_exits_at_once(

@@ -1,0 +1,65 @@
+"""Ctrl-C with a tab open while the real Claude Code CLI waits for an approval.
+
+The same stop as ``tests/faults/test_stop.py`` runs against a fake that ignores EOF and
+SIGTERM; here the real CLI shows that its whole process group goes, the waiting prompt
+is expired, the tool never runs and the stored events stay.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults._support import ServerProcess
+from tests.faults.test_stop import STOP_LIMIT_S, StreamReader, stored_after_stop
+from tests.helpers import count, send, wait_for_events
+from tests.security._support import pid_alive, processes_mentioning
+
+pytestmark = pytest.mark.real_cli
+
+
+async def test_ctrl_c_stops_the_real_cli_and_expires_its_prompt(
+    tmp_path: Path, project_dir: Path, claude_bin: Path, claude_env: dict[str, str]
+) -> None:
+    server = ServerProcess(tmp_path / "served", tmp_path).start()
+    try:
+        async with server.client() as client:
+            body = {
+                "name": "real claude",
+                "backend": "claude",
+                "cwd": str(project_dir),
+                "command": [str(claude_bin)],
+                "env": claude_env,
+            }
+            profile = (await client.post("/api/profiles", json=body)).json()["id"]
+            sid = (await client.post("/api/sessions", json={"profile_id": profile})).json()["id"]
+            reader = StreamReader(f"{server.url}/api/sessions/{sid}/stream")
+            reader.start()
+            assert reader.connected.wait(10)
+            await send(client, sid, "BASH: touch a")
+            before = await wait_for_events(client, sid, count("permission_request"), timeout=60)
+        # The CLI and anything it started: every process with this test's HOME.
+        backends = processes_mentioning(claude_env["HOME"])
+        assert backends, "Claude Code is not running"
+
+        signalled = time.monotonic()
+        os.kill(server.pid, signal.SIGINT)
+        assert server.proc is not None
+        code = server.proc.wait(timeout=15)
+        took = time.monotonic() - signalled
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.proc.kill()
+    assert took <= STOP_LIMIT_S, f"the server took {took:.2f} s to stop: {server.log()}"
+    assert code == 130, server.log()
+    reader.join(5)
+    assert reader.ended_at is not None and reader.ended_at - signalled <= STOP_LIMIT_S
+    assert not any(pid_alive(p) for p in backends), "Claude Code survived the stop"
+    assert processes_mentioning(claude_env["HOME"]) == [], "a Claude Code process survived"
+    assert not (project_dir / "a").exists(), "the tool ran without an answer"
+    assert "Traceback" not in server.log(), server.log()
+    stored_after_stop(server.data_dir, sid, before)
