@@ -31,16 +31,22 @@ def make_engine(db_path: Path) -> Engine:
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        # NORMAL is durable across app crashes in WAL mode (only an OS crash can lose
-        # the newest transactions), and much faster for per-token event writes.
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
-        cur.close()
+        configure_connection(dbapi_conn)
 
     return engine
+
+
+def configure_connection(conn: sqlite3.Connection, busy_timeout_s: float = 30.0) -> None:
+    """The settings every connection to the database uses (the engine's and the event
+    writer's own): WAL, durable across app crashes, foreign keys, a busy timeout."""
+    cur = conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    # NORMAL is durable across app crashes in WAL mode (only an OS crash can lose
+    # the newest transactions), and much faster for per-token event writes.
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+    cur.close()
 
 
 def migrate(engine: Engine) -> None:

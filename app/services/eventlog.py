@@ -76,8 +76,8 @@ class EventLog:
             self._next_seq[session_id] = self.last_seq(session_id) + 1
         return self._next_seq[session_id]
 
-    def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> EventDict:
-        """Number, encode and queue one event for storage; returns the API shape."""
+    def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> StoredEvent:
+        """Number, encode and queue one event for storage; returns it."""
         created = utcnow()
         body = encode_payload(payload)
         with self._lock:
@@ -90,7 +90,7 @@ class EventLog:
             asyncio.get_running_loop()
         except RuntimeError:
             self.flush_sync()
-        return record.as_dict()
+        return record
 
     async def flush(self) -> None:
         """Wait until every event appended so far is stored (and handed to subscribers)."""

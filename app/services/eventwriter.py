@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from app.db.engine import configure_connection
 from app.services.records import StoredEvent
 from app.services.search import indexed_text
 
@@ -44,14 +45,13 @@ class Barrier:
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.done = threading.Event()
-        self._loop = loop
         self.future: asyncio.Future[None] | None = loop.create_future() if loop else None
 
     def release(self) -> None:
         self.done.set()
-        if self._loop is not None and self.future is not None:
+        if self.future is not None:
             with contextlib.suppress(RuntimeError):  # the loop is already closed
-                self._loop.call_soon_threadsafe(_resolve, self.future)
+                self.future.get_loop().call_soon_threadsafe(_resolve, self.future)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -71,7 +71,7 @@ class EventWriter:
         busy_timeout_s: float = 30.0,
     ) -> None:
         self._db_path = db_path
-        self._busy_timeout_ms = int(busy_timeout_s * 1000)
+        self._busy_timeout_s = busy_timeout_s
         self._on_commit = on_commit
         self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -117,10 +117,7 @@ class EventWriter:
     def _run(self) -> None:
         conn = sqlite3.connect(self._db_path, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
+            configure_connection(conn, self._busy_timeout_s)
             while True:
                 items = [self._queue.get()]
                 while len(items) < MAX_BATCH:

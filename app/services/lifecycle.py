@@ -21,10 +21,6 @@ class Stopper:
         self._grace = grace
         self._task: asyncio.Task[None] | None = None
 
-    @property
-    def stopping(self) -> bool:
-        return self._task is not None
-
     def begin(self) -> None:
         """Start stopping (on the event loop's thread); later calls change nothing."""
         if self._task is None:

@@ -147,26 +147,15 @@ class SessionManager:
                 )
                 self._set_status(sid, "interrupted")
         await asyncio.gather(
-            *(self._stop_for_shutdown(sid, grace) for sid in list(self._live)),
+            *(self.stop_brain(sid, grace) for sid in list(self._live)),
             return_exceptions=True,
         )
-
-    async def _stop_for_shutdown(self, session_id: str, grace: float | None) -> None:
-        live = self._live.get(session_id)
-        if live is None:
-            return
-        await live.brain.stop(grace)
-        if live.pump is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(live.pump), timeout=grace or 10)
 
     def kill_backends_now(self) -> None:
         """SIGKILL every backend's process group at once (a forced exit: no waiting)."""
         for live in self._live.values():
-            pid = live.brain.pid
-            if pid is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
+            if live.brain.pid is not None:
+                _kill_group(live.brain.pid)
 
     def is_live(self, session_id: str) -> bool:
         return session_id in self._live
@@ -240,17 +229,20 @@ class SessionManager:
         store.delete_session(self._engine, session_id)
         self.events.forget(session_id)
 
-    async def stop_brain(self, session_id: str) -> None:
+    async def stop_brain(self, session_id: str, grace: float | None = None) -> None:
+        """Stop the session's backend; ``grace`` bounds each close step (``Brain.stop``)."""
         live = self._live.get(session_id)
         if live is None:
             return
         live.stopping = True
         self._drop_queue(session_id)
         await self.approvals.cancel_pending(session_id, "The session was stopped.")
-        await live.brain.stop()
+        await live.brain.stop(grace)
         if live.pump is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(live.pump), timeout=10)
+                await asyncio.wait_for(
+                    asyncio.shield(live.pump), timeout=10 if grace is None else grace
+                )
 
     # -- internals ---------------------------------------------------------------
     async def _ensure_brain(self, session_id: str) -> LiveBrain:
@@ -495,7 +487,7 @@ def coalesce_deltas(batch: list[BrainEvent]) -> list[BrainEvent]:
 
 
 def _kill_group(pid: int) -> None:
-    """Kill an orphaned backend's process group left by a previous run of the app."""
+    """Kill a backend's process group: an orphan of an earlier run, or at a forced exit."""
     try:
         pgid = os.getpgid(pid)
     except (ProcessLookupError, PermissionError):

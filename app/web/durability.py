@@ -11,8 +11,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.services.eventlog import EventLog
-
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+from app.web.security import SAFE_METHODS
 
 
 class DurableWrites:

@@ -72,6 +72,14 @@ class ServerProcess:
             base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
         )
 
+    def signal_and_wait(self, sig: signal.Signals, timeout: float = 15.0) -> tuple[int, float]:
+        """Send ``sig`` and wait for the exit: (exit status, seconds it took)."""
+        assert self.proc is not None
+        signalled = time.monotonic()
+        os.kill(self.proc.pid, sig)
+        code = self.proc.wait(timeout=timeout)
+        return code, time.monotonic() - signalled
+
     def kill9(self) -> None:
         assert self.proc is not None
         os.kill(self.proc.pid, signal.SIGKILL)

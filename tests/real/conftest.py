@@ -116,6 +116,19 @@ def claude_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
     }
 
 
+def claude_profile_body(
+    project_dir: Path, claude_bin: Path, claude_env: dict[str, str]
+) -> dict[str, Any]:
+    """The profile fields that run the real ``claude`` in ``project_dir``."""
+    return {
+        "name": "real claude",
+        "backend": "claude",
+        "cwd": str(project_dir),
+        "command": [str(claude_bin)],
+        "env": claude_env,
+    }
+
+
 @pytest.fixture
 async def claude_profile(
     client: httpx.AsyncClient,
@@ -125,14 +138,7 @@ async def claude_profile(
 ) -> dict[str, Any]:
     """An Angelia profile that runs the real ``claude`` against ``fake_model``."""
     r = await client.post(
-        "/api/profiles",
-        json={
-            "name": "real claude",
-            "backend": "claude",
-            "cwd": str(project_dir),
-            "command": [str(claude_bin)],
-            "env": claude_env,
-        },
+        "/api/profiles", json=claude_profile_body(project_dir, claude_bin, claude_env)
     )
     assert r.status_code == 201, r.text
     profile: dict[str, Any] = r.json()

@@ -7,7 +7,6 @@ is expired, the tool never runs and the stored events stay.
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from tests.faults._support import ServerProcess
 from tests.faults.test_stop import STOP_LIMIT_S, StreamReader, stored_after_stop
 from tests.helpers import count, send, wait_for_events
+from tests.real.conftest import claude_profile_body
 from tests.security._support import pid_alive, processes_mentioning
 
 pytestmark = pytest.mark.real_cli
@@ -28,13 +28,7 @@ async def test_ctrl_c_stops_the_real_cli_and_expires_its_prompt(
     server = ServerProcess(tmp_path / "served", tmp_path).start()
     try:
         async with server.client() as client:
-            body = {
-                "name": "real claude",
-                "backend": "claude",
-                "cwd": str(project_dir),
-                "command": [str(claude_bin)],
-                "env": claude_env,
-            }
+            body = claude_profile_body(project_dir, claude_bin, claude_env)
             profile = (await client.post("/api/profiles", json=body)).json()["id"]
             sid = (await client.post("/api/sessions", json={"profile_id": profile})).json()["id"]
             reader = StreamReader(f"{server.url}/api/sessions/{sid}/stream")
@@ -47,10 +41,7 @@ async def test_ctrl_c_stops_the_real_cli_and_expires_its_prompt(
         assert backends, "Claude Code is not running"
 
         signalled = time.monotonic()
-        os.kill(server.pid, signal.SIGINT)
-        assert server.proc is not None
-        code = server.proc.wait(timeout=15)
-        took = time.monotonic() - signalled
+        code, took = server.signal_and_wait(signal.SIGINT)
     finally:
         if server.proc is not None and server.proc.poll() is None:
             server.proc.kill()
