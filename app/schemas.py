@@ -286,10 +286,16 @@ Decision = Literal["allow_once", "allow_always", "deny", "deny_stop"]
 
 
 class DecisionIn(BaseModel):
+    """A decision; a question's ``answers`` map each question to a label, the user's own
+    words or (multiple choice) a list of labels; a plan approval may name the ``mode``
+    the session continues in (default: "default")."""
+
     model_config = ConfigDict(extra="forbid")
 
     decision: Decision
     message: str | None = Field(default=None, max_length=10_000)
+    answers: dict[str, str | list[str]] | None = Field(default=None, max_length=50)
+    mode: PermissionMode | None = None
 
 
 class PermissionPublic(BaseModel):
@@ -301,6 +307,8 @@ class PermissionPublic(BaseModel):
     title: str
     reason: str
     tool_call_id: str
+    kind: Literal["tool", "question", "plan"] = "tool"
+    answers: dict[str, str] | None = None
     rule: str | None
     waited_ms: int | None
     status: str

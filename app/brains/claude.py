@@ -297,7 +297,9 @@ class ClaudeBrain(Brain):
                 future.set_result(item)
         elif isinstance(item, PermissionPrompt):
             asked = item.event
-            self._pending[asked.request_id] = _Pending(asked.tool, asked.input, item.suggestions)
+            self._pending[asked.request_id] = _Pending(
+                asked.tool, item.wire_input, item.suggestions
+            )
             self._emit(asked)
         elif isinstance(item, SessionReported):
             self._saw_init = self._saw_init or item.source == "init"

@@ -27,6 +27,7 @@ from app.brains.events import (
     PermissionAsked,
     PermissionCancelled,
     PermissionOption,
+    PromptKind,
     SessionInfo,
     TextDelta,
     Thought,
@@ -62,6 +63,18 @@ PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption("deny", "Deny", "deny"),
     PermissionOption("deny_stop", "Deny and stop", "deny_stop"),
 )
+# Tools that ask the user something rather than ask to run: their prompts are answered
+# with the user's input, so "always" makes no sense for them.
+QUESTION_TOOL = "AskUserQuestion"
+PLAN_TOOL = "ExitPlanMode"
+QUESTION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption("answer", "Answer", "allow_once"),
+    PermissionOption("decline", "Decline", "deny"),
+)
+PLAN_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption("approve", "Approve", "allow_once"),
+    PermissionOption("keep_planning", "Keep planning", "deny"),
+)
 
 _TOOL_KINDS: dict[str, str] = {
     **dict.fromkeys(("Read",), "read"),
@@ -96,9 +109,14 @@ class Outgoing:
 
 @dataclass(frozen=True)
 class PermissionPrompt:
-    """A ``can_use_tool`` request: the event to show plus what an answer needs later."""
+    """A ``can_use_tool`` request: the event to show plus what an answer needs later.
+
+    ``wire_input`` is the input exactly as the CLI sent it, which an allow echoes back;
+    the event's input may show more (a plan's text, taken from its ``tool_use`` block).
+    """
 
     event: PermissionAsked
+    wire_input: JsonDict
     suggestions: tuple[JsonDict, ...] = ()
 
 
@@ -212,6 +230,9 @@ class ClaudeStreamParser:
     def __init__(self) -> None:
         # Deltas carry no message id; it comes from the stream's message_start.
         self._stream_message_id = ""
+        # ExitPlanMode's prompt arrives with an empty input; the plan text is only in the
+        # assistant's tool_use block, keyed here by tool_use id until the prompt comes.
+        self._plans: dict[str, str] = {}
         self._handlers: dict[str, Callable[[JsonDict], list[Parsed]]] = {
             "stream_event": self._stream_event,
             "assistant": self._assistant,
@@ -256,6 +277,8 @@ class ClaudeStreamParser:
             elif btype in ("tool_use", "server_tool_use"):
                 name = _str(block.get("name")) or "tool"
                 tool_input = _dict(block.get("input"))
+                if name == PLAN_TOOL and (plan := _str(tool_input.get("plan"))):
+                    self._plans[_str(block.get("id"))] = plan
                 out.append(
                     ToolCall(
                         tool_call_id=_str(block.get("id")),
@@ -328,11 +351,45 @@ class ClaudeStreamParser:
         if not request_id:
             return []
         if subtype == "can_use_tool":
-            return [_permission_prompt(request_id, request)]
+            return [self._permission_prompt(request_id, request)]
         if subtype == "hook_callback":
             # No hooks are registered; "{}" means no opinion, so the CLI carries on.
             return [Outgoing(control_success(request_id, {}))]
         return [Outgoing(control_error(request_id, f"Unsupported control request: {subtype}"))]
+
+    def _permission_prompt(self, request_id: str, request: JsonDict) -> PermissionPrompt:
+        tool = _str(request.get("tool_name")) or "tool"
+        wire_input = _dict(request.get("input"))
+        tool_use_id = _str(request.get("tool_use_id"))
+        shown = wire_input
+        options = PERMISSION_OPTIONS
+        kind: PromptKind = "tool"
+        if tool == QUESTION_TOOL:
+            kind, options = "question", QUESTION_OPTIONS
+        elif tool == PLAN_TOOL:
+            kind, options = "plan", PLAN_OPTIONS
+            plan = _str(wire_input.get("plan")) or self._plans.pop(tool_use_id, "")
+            shown = {**wire_input, "plan": plan}
+        elif request.get("suppress_always_allow_rule") is True:
+            options = tuple(o for o in options if o.choice != "allow_always")
+        title = _str(request.get("title")) or _str(request.get("description"))
+        if kind == "question":
+            title = _question_title(wire_input) or title
+        event = PermissionAsked(
+            request_id=request_id,
+            tool=tool,
+            input=shown,
+            options=options,
+            tool_call_id=tool_use_id,
+            title=title or tool_title(tool, shown),
+            reason=_str(request.get("decision_reason")),
+            blocked_path=_str(request.get("blocked_path")),
+            prompt_kind=kind,
+        )
+        suggestions = tuple(
+            s for s in _list(request.get("permission_suggestions")) if isinstance(s, dict)
+        )
+        return PermissionPrompt(event=event, wire_input=wire_input, suggestions=suggestions)
 
     def _control_cancel(self, message: JsonDict) -> list[Parsed]:
         request_id = _str(message.get("request_id"))
@@ -354,27 +411,11 @@ class ClaudeStreamParser:
         ]
 
 
-def _permission_prompt(request_id: str, request: JsonDict) -> PermissionPrompt:
-    tool = _str(request.get("tool_name")) or "tool"
-    tool_input = _dict(request.get("input"))
-    options = PERMISSION_OPTIONS
-    if request.get("suppress_always_allow_rule") is True:
-        options = tuple(o for o in options if o.choice != "allow_always")
-    title = _str(request.get("title")) or _str(request.get("description"))
-    event = PermissionAsked(
-        request_id=request_id,
-        tool=tool,
-        input=tool_input,
-        options=options,
-        tool_call_id=_str(request.get("tool_use_id")),
-        title=title or tool_title(tool, tool_input),
-        reason=_str(request.get("decision_reason")),
-        blocked_path=_str(request.get("blocked_path")),
-    )
-    suggestions = tuple(
-        s for s in _list(request.get("permission_suggestions")) if isinstance(s, dict)
-    )
-    return PermissionPrompt(event=event, suggestions=suggestions)
+def _question_title(tool_input: JsonDict) -> str:
+    questions = [q for q in _list(tool_input.get("questions")) if isinstance(q, dict)]
+    first = _str(questions[0].get("question")) if questions else ""
+    more = f" (+{len(questions) - 1} more)" if len(questions) > 1 else ""
+    return _shorten(first) + more if first else ""
 
 
 def _result_text(content: Any) -> str:

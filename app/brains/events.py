@@ -71,6 +71,9 @@ class ToolResult(BrainEvent):
 
 
 PermissionChoice = Literal["allow_once", "allow_always", "deny", "deny_stop", "cancelled"]
+# What a permission prompt is about: running a tool, answering the agent's questions, or
+# approving its plan (which ends plan mode).
+PromptKind = Literal["tool", "question", "plan"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class PermissionAsked(BrainEvent):
     title: str = ""
     reason: str = ""
     blocked_path: str = ""
+    prompt_kind: PromptKind = "tool"
 
 
 @dataclass(frozen=True)

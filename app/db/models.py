@@ -68,6 +68,8 @@ class ChatSession(SQLModel, table=True):
     turns: int = 0
     # The mode chosen on the chat page; None = the profile's.
     permission_mode: str | None = None
+    # The model chosen on the chat page; None = the profile's.
+    model: str | None = None
     # Backend session id this one forks from (until the fork has its own id).
     forked_from: str | None = None
     # The app session this one continues (when the old one could not be resumed).
@@ -106,6 +108,10 @@ class PermissionRequest(SQLModel, table=True):
     title: str = ""
     reason: str = ""
     tool_call_id: str = ""
+    # "tool", "question" (the agent asks the user) or "plan" (approve and leave plan mode).
+    kind: str = Field(default="tool", sa_column_kwargs={"server_default": "tool"})
+    # A question's answers, {question text: answer}, once the user gave them.
+    answers: dict[str, str] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     rule: str | None = None
     status: str = Field(default="pending", index=True)
     decision: str | None = None

@@ -35,6 +35,11 @@ class Approvals:
     ) -> tuple[PermissionRequest, bool]:
         """Store the request; returns (row, answered_automatically)."""
         row = self.permissions.ask(session_id, asked, profile.cwd)
+        if asked.prompt_kind != "tool":
+            # A question or a plan wants the user's own answer: no rule or mode can give
+            # it, so only the user (or the timeout) answers.
+            self._watch_timeout(row.id, profile)
+            return row, False
         verdict = decide_by_rules(
             rulebook.rule_pairs(self._engine, profile.id), asked.tool, asked.input, profile.cwd
         )
@@ -47,14 +52,18 @@ class Approvals:
         if mode == "bypassPermissions":
             self._spawn(self._auto(row.id, "allow_once", "mode", "", None))
             return row, True
-        if profile.permission_timeout_s > 0:
-            self._timeouts[row.id] = asyncio.create_task(
-                self._expire(row.id, profile.permission_timeout_s)
-            )
+        self._watch_timeout(row.id, profile)
         return row, False
 
     async def decide_user(
-        self, permission_id: str, choice: PermissionChoice, message: str | None, profile: Profile
+        self,
+        permission_id: str,
+        choice: PermissionChoice,
+        message: str | None,
+        profile: Profile,
+        *,
+        answers: dict[str, str] | None = None,
+        mode: str = "",
     ) -> PermissionRequest:
         row = self.permissions.get(permission_id)
         rule: str | None = None
@@ -67,7 +76,13 @@ class Approvals:
                 # the call is then allowed once and nothing is remembered.
                 rule = None
         decided = await self.permissions.decide(
-            permission_id, choice, message=message, source="user", rule=rule
+            permission_id,
+            choice,
+            message=message,
+            source="user",
+            rule=rule,
+            answers=answers,
+            mode=mode,
         )
         if rule is not None:
             rulebook.add_rule(self._engine, profile_id=profile.id, rule=rule, decision="allow")
@@ -115,6 +130,12 @@ class Approvals:
                 "deny",
                 message=f"No answer from the user within {minutes}; the tool call was denied.",
                 source="timeout",
+            )
+
+    def _watch_timeout(self, permission_id: str, profile: Profile) -> None:
+        if profile.permission_timeout_s > 0:
+            self._timeouts[permission_id] = asyncio.create_task(
+                self._expire(permission_id, profile.permission_timeout_s)
             )
 
     def _cancel_timeout(self, permission_id: str) -> None:

@@ -42,6 +42,7 @@ from app.services import store
 from app.services.approvals import Approvals
 from app.services.eventlog import EventLog
 from app.services.permissions import PermissionService, permission_to_dict
+from app.services.prompts import check_decision
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -192,15 +193,35 @@ class SessionManager:
             await live.brain.interrupt()
 
     async def decide(
-        self, permission_id: str, choice: PermissionChoice, message: str | None = None
+        self,
+        permission_id: str,
+        choice: PermissionChoice,
+        message: str | None = None,
+        *,
+        answers: dict[str, Any] | None = None,
+        mode: str | None = None,
     ) -> dict[str, Any]:
+        """The user's answer; a question takes ``answers``, a plan approval a ``mode``."""
         current = self.permissions.get(permission_id)
         chat = store.get_session(self._engine, current.session_id)
         profile = store.get_profile(self._engine, chat.profile_id)
-        row = await self.approvals.decide_user(permission_id, choice, message, profile)
+        checked = check_decision(current.kind, current.input, choice, answers, mode)
+        row = await self.approvals.decide_user(
+            permission_id, choice, message, profile, answers=checked.answers, mode=checked.mode
+        )
+        if checked.mode and row.decision == choice:
+            # Approving a plan ends plan mode; the CLI leaves the switch to its host.
+            try:
+                await self.set_mode(row.session_id, checked.mode, source="plan")
+            except ValidationFailed:
+                log.warning(
+                    "could not switch %s to %s after its plan", row.session_id, checked.mode
+                )
         return permission_to_dict(row)
 
-    async def set_mode(self, session_id: str, mode: str, *, confirm: bool = False) -> None:
+    async def set_mode(
+        self, session_id: str, mode: str, *, confirm: bool = False, source: str = "user"
+    ) -> None:
         """Switch the permission mode; bypassPermissions needs an explicit confirmation."""
         store.get_session(self._engine, session_id)
         if mode == "bypassPermissions" and not confirm:
@@ -219,7 +240,7 @@ class SessionManager:
             except (NotImplementedError, AppError) as exc:
                 store.update_session(self._engine, session_id, permission_mode=previous)
                 raise ValidationFailed("mode", str(exc)) from exc
-        self.events.append(session_id, "mode_changed", {"mode": mode, "source": "user"})
+        self.events.append(session_id, "mode_changed", {"mode": mode, "source": source})
 
     async def delete_session(self, session_id: str) -> None:
         store.get_session(self._engine, session_id)

@@ -22,6 +22,7 @@ from app.db.models import ChatSession, PermissionRequest, utcnow
 from app.errors import ConflictError, NotFoundError
 from app.services.eventlog import EventLog
 from app.services.preview import build_preview
+from app.services.prompts import answered_input
 from app.services.rules import suggest_rule
 
 Deliver = Callable[[str, str, PermissionAnswer], Awaitable[None]]
@@ -46,6 +47,8 @@ def permission_to_dict(row: PermissionRequest) -> dict[str, Any]:
         "title": row.title,
         "reason": row.reason,
         "tool_call_id": row.tool_call_id,
+        "kind": row.kind,
+        "answers": row.answers,
         "rule": row.rule,
         "waited_ms": (
             int((row.decided_at - row.created_at).total_seconds() * 1000)
@@ -79,6 +82,7 @@ class PermissionService:
             title=asked.title,
             reason=asked.reason,
             tool_call_id=asked.tool_call_id,
+            kind=asked.prompt_kind,
         )
         with Session(self._engine) as db:
             db.add(row)
@@ -96,8 +100,13 @@ class PermissionService:
                 "reason": asked.reason,
                 "blocked_path": asked.blocked_path,
                 "tool_call_id": asked.tool_call_id,
+                "prompt": asked.prompt_kind,
                 "preview": build_preview(asked.tool, asked.input, cwd),
-                "always_rule": suggest_rule(asked.tool, asked.input, cwd),
+                "always_rule": (
+                    suggest_rule(asked.tool, asked.input, cwd)
+                    if asked.prompt_kind == "tool"
+                    else ""
+                ),
                 "status": "pending",
             },
         )
@@ -173,6 +182,7 @@ class PermissionService:
         source: str,
         message: str | None,
         rule: str | None = None,
+        answers: dict[str, str] | None = None,
     ) -> PermissionRequest | None:
         """Atomically move a pending request to ``status``; None if it was not pending."""
         with Session(self._engine) as db:
@@ -188,6 +198,7 @@ class PermissionService:
                     source=source,
                     message=message,
                     rule=rule,
+                    answers=answers,
                     decided_at=utcnow(),
                 )
             )
@@ -204,18 +215,26 @@ class PermissionService:
         message: str | None = None,
         source: str = "user",
         rule: str | None = None,
+        answers: dict[str, str] | None = None,
+        mode: str = "",
     ) -> PermissionRequest:
-        """Answer a pending request once; a second answer raises ``ConflictError``."""
+        """Answer a pending request once; a second answer raises ``ConflictError``.
+
+        ``answers`` (a question's, already checked) go back to the agent with the allow;
+        ``mode`` (a plan approval's next permission mode) is only recorded here.
+        """
         current = self.get(permission_id)
-        row = self._claim(permission_id, "decided", choice, source, message, rule)
+        row = self._claim(permission_id, "decided", choice, source, message, rule, answers)
         if row is None:
             current = self.get(permission_id)
             won = DECISION_LABELS.get(current.decision or "", current.status)
             raise ConflictError(
                 f"This request was already answered: {won} by {current.source or 'someone'}."
             )
-        self._record(row)
-        updated = current.input if choice in ("allow_once", "allow_always") else None
+        self._record(row, mode)
+        allowed = choice in ("allow_once", "allow_always")
+        # Otherwise the brain echoes the input the backend sent, unchanged.
+        updated = answered_input(current.input, answers) if allowed and answers else None
         answer = PermissionAnswer(choice=choice, message=message or "", updated_input=updated)
         await self._deliver(row.session_id, row.backend_request_id, answer)
         return row
@@ -234,16 +253,19 @@ class PermissionService:
                 closed.append(claimed)
         return closed
 
-    def _record(self, row: PermissionRequest) -> None:
-        self._events.append(
-            row.session_id,
-            "permission_decision",
-            {
-                "permission_id": row.id,
-                "tool": row.tool,
-                "decision": row.decision,
-                "source": row.source,
-                "message": row.message or "",
-                "rule": row.rule or "",
-            },
-        )
+    def _record(self, row: PermissionRequest, mode: str = "") -> None:
+        payload: dict[str, Any] = {
+            "permission_id": row.id,
+            "tool": row.tool,
+            # "kind" is the event's own kind in the stored shape.
+            "prompt": row.kind,
+            "decision": row.decision,
+            "source": row.source,
+            "message": row.message or "",
+            "rule": row.rule or "",
+        }
+        if row.answers:
+            payload["answers"] = row.answers
+        if mode:
+            payload["mode"] = mode
+        self._events.append(row.session_id, "permission_decision", payload)

@@ -282,7 +282,9 @@ def _aware_utc(value: datetime | None) -> datetime | None:
 @router.post("/permissions/{permission_id}/decision", tags=["permissions"])
 async def decide(permission_id: str, body: DecisionIn, state: StateDep) -> PermissionPublic:
     """Answer a pending request; a second answer gets 409."""
-    row = await state.manager.decide(permission_id, body.decision, body.message)
+    row = await state.manager.decide(
+        permission_id, body.decision, body.message, answers=body.answers, mode=body.mode
+    )
     return PermissionPublic.model_validate(row)
 
 

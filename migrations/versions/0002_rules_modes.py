@@ -35,9 +35,7 @@ def upgrade() -> None:
     with op.batch_alter_table("chat_session") as batch:
         batch.add_column(sa.Column("permission_mode", sa.String(), nullable=True))
     with op.batch_alter_table("permission_request") as batch:
-        batch.add_column(
-            sa.Column("tool_call_id", sa.String(), nullable=False, server_default="")
-        )
+        batch.add_column(sa.Column("tool_call_id", sa.String(), nullable=False, server_default=""))
         batch.add_column(sa.Column("rule", sa.String(), nullable=True))
 
 
