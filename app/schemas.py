@@ -238,6 +238,23 @@ class ModeIn(BaseModel):
     confirm: bool = False
 
 
+class ModelIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/\[\]@-]*$")
+
+
+class ModelChoice(BaseModel):
+    id: str
+    label: str
+    description: str = ""
+
+
+class ModelsPublic(BaseModel):
+    current: str
+    models: list[ModelChoice]
+
+
 class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -263,6 +280,7 @@ class SessionPublic(BaseModel):
     output_tokens: int
     turns: int
     permission_mode: str | None
+    model: str | None = None
     forked_from: str | None = None
     continued_from: str | None = None
     created_at: datetime

@@ -253,6 +253,9 @@ class AcpBrain(Brain):
             raise ValidationFailed("mode", f"{self.label} has no {mode!r} mode; its modes: {have}")
         await self._session.switch_mode(target)
 
+    async def set_model(self, model: str) -> None:
+        await self._session.set_model(model)
+
     # -- agent → brain (the client's host) ----------------------------------------------
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
         self._session.route(session_id, update)

@@ -28,7 +28,7 @@ from acp.schema import (
     FileSystemCapabilities,
     Implementation,
     PromptResponse,
-    SessionConfigOptionSelect,
+    SessionConfigSelectGroup,
     SessionModeState,
 )
 
@@ -36,9 +36,16 @@ from app import __version__
 from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
 from app.brains.base import BrainConfig
-from app.brains.events import BackendSession, BrainError, BrainEvent, JsonDict, TurnEnded
+from app.brains.events import (
+    BackendSession,
+    BrainError,
+    BrainEvent,
+    JsonDict,
+    ModelsOffered,
+    TurnEnded,
+)
 from app.errors import BrainError as BrainFailure
-from app.errors import BrainStartError
+from app.errors import BrainStartError, ValidationFailed
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +218,8 @@ class AcpSession:
         if apply_profile:
             await self._apply_choice("model", config.model)
             await self._apply_choice("thought_level", config.reasoning_effort)
+        if (offered := self.models_offered()) is not None:
+            self._emit(offered)
 
     async def _reopen(
         self, session_id: str, servers: list[McpServer], methods: Sequence[str]
@@ -273,14 +282,7 @@ class AcpSession:
 
     async def _apply_choice(self, category: str, value: str | None) -> None:
         """Select the profile's model (or effort) if the agent has such a config option."""
-        option = next(
-            (
-                o
-                for o in self.mapper.config_options
-                if isinstance(o, SessionConfigOptionSelect) and o.category == category
-            ),
-            None,
-        )
+        option = self.mapper.select_option(category)
         if not value or option is None or option.current_value == value:
             return
         choices = select_values(option)
@@ -293,6 +295,41 @@ class AcpSession:
             )
             return
         await self._set_option(option.id, value, f"{option.name.lower()} {value!r}")
+
+    def models_offered(self) -> ModelsOffered | None:
+        """The agent's model choices, from its ``model`` config option."""
+        option = self.mapper.select_option("model")
+        if option is None:
+            return None
+        models = []
+        for item in option.options:
+            for choice in item.options if isinstance(item, SessionConfigSelectGroup) else [item]:
+                models.append(
+                    {
+                        "id": choice.value,
+                        "label": choice.name,
+                        "description": choice.description or "",
+                    }
+                )
+        return ModelsOffered(models=tuple(models), current=option.current_value)
+
+    async def set_model(self, model: str) -> None:
+        """Select ``model`` through the agent's ``model`` config option.
+
+        Raises:
+            ValidationFailed: The agent offers no model choice, or not this model.
+        """
+        option = self.mapper.select_option("model")
+        if option is None:
+            raise ValidationFailed("model", f"{self.label} offers no model choice in a session")
+        choices = select_values(option)
+        if model not in choices:
+            raise ValidationFailed(
+                "model", f"{self.label} has no model {model!r}; it offers: {', '.join(choices)}"
+            )
+        await self._set_option(option.id, model, f"model {model!r}")
+        if (offered := self.models_offered()) is not None:
+            self._emit(offered)
 
     # -- requests ----------------------------------------------------------------------------
     async def switch_mode(self, mode_id: str) -> None:

@@ -395,8 +395,12 @@ class UpdateMapper:
 
     def mode_option(self) -> SessionConfigOptionSelect | None:
         """The config option that selects the session mode, if the agent has one."""
+        return self.select_option("mode")
+
+    def select_option(self, category: str) -> SessionConfigOptionSelect | None:
+        """The select config option of ``category`` (mode, model, …), if the agent has one."""
         for option in self.config_options:
-            if isinstance(option, SessionConfigOptionSelect) and option.category == "mode":
+            if isinstance(option, SessionConfigOptionSelect) and option.category == category:
                 return option
         return None
 

@@ -92,6 +92,10 @@ class Brain(ABC):
     facts: ClassVar[BrainFacts]
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     permission_modes: ClassVar[tuple[str, ...]] = PERMISSION_MODES
+    # Models to offer before the backend has said which it has: (id, label) pairs.
+    known_models: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # Whether any model id is taken (not only the ones offered), e.g. on the command line.
+    accepts_any_model: ClassVar[bool] = False
 
     def __init__(self, config: BrainConfig) -> None:
         self.config = config
@@ -161,6 +165,10 @@ class Brain(ABC):
     async def set_permission_mode(self, mode: str) -> None:
         """Switch the permission mode mid-session (only if the backend can)."""
         raise NotImplementedError(f"{self.name} cannot switch modes mid-session")
+
+    async def set_model(self, model: str) -> None:
+        """Switch the model for the next request (only if the backend can)."""
+        raise NotImplementedError(f"{self.label} cannot switch models mid-session")
 
     @property
     def pid(self) -> int | None:

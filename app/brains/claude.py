@@ -30,6 +30,8 @@ from app.brains.claude_protocol import (
     initialize_request,
     interrupt_request,
     new_request_id,
+    offered_models,
+    set_model_request,
     set_permission_mode_request,
     user_message,
 )
@@ -87,6 +89,16 @@ class ClaudeBrain(Brain):
             Capability.FORK,
         }
     )
+
+    # Claude Code's aliases: each resolves to the newest model of its family.
+    known_models = (
+        ("default", "Default (recommended)"),
+        ("sonnet", "Sonnet"),
+        ("opus", "Opus"),
+        ("haiku", "Haiku"),
+    )
+
+    accepts_any_model = True
 
     ready_timeout: float = 60.0
     control_timeout: float = 10.0
@@ -173,6 +185,8 @@ class ClaudeBrain(Brain):
         if not reply.ok:
             # Still a live CLI speaking the protocol; stdio permission prompts work without.
             log.warning("Claude Code refused initialize: %s", reply.error)
+        elif (models := offered_models(reply.response)) is not None:
+            self._emit(models)
 
     async def send(self, text: str) -> None:
         self._turns_in_flight += 1
@@ -201,6 +215,12 @@ class ClaudeBrain(Brain):
         reply = await self._control(lambda rid: set_permission_mode_request(rid, mode))
         if not reply.ok:
             raise BrainFailure(f"Claude Code refused permission mode {mode!r}: {reply.error}")
+
+    async def set_model(self, model: str) -> None:
+        """Use ``model`` from the next request on (an alias such as "opus" or a full id)."""
+        reply = await self._control(lambda rid: set_model_request(rid, model))
+        if not reply.ok:
+            raise BrainFailure(f"Claude Code refused model {model!r}: {reply.error}")
 
     async def stop(self, grace: float | None = None) -> None:
         """Close stdin, allow ``grace`` (or ``close_timeout``) s to exit, then kill the group."""

@@ -24,6 +24,7 @@ from app.brains.events import (
     BrainEvent,
     JsonDict,
     ModeChanged,
+    ModelsOffered,
     PermissionAsked,
     PermissionCancelled,
     PermissionOption,
@@ -51,6 +52,8 @@ __all__ = [
     "initialize_request",
     "interrupt_request",
     "new_request_id",
+    "set_model_request",
+    "offered_models",
     "set_permission_mode_request",
     "tool_kind",
     "tool_title",
@@ -165,6 +168,22 @@ def interrupt_request(request_id: str) -> JsonDict:
 
 def set_permission_mode_request(request_id: str, mode: str) -> JsonDict:
     return control_request(request_id, "set_permission_mode", mode=mode)
+
+
+def set_model_request(request_id: str, model: str) -> JsonDict:
+    return control_request(request_id, "set_model", model=model)
+
+
+def offered_models(initialize_response: JsonDict) -> ModelsOffered | None:
+    """The models an ``initialize`` reply lists (``{value, displayName, description}``)."""
+    models = []
+    for item in _list(initialize_response.get("models")):
+        if isinstance(item, dict) and (value := _str(item.get("value"))):
+            label = _str(item.get("displayName")) or value
+            models.append(
+                {"id": value, "label": label, "description": _str(item.get("description"))}
+            )
+    return ModelsOffered(models=tuple(models)) if models else None
 
 
 def control_success(request_id: str, response: JsonDict | None = None) -> JsonDict:

@@ -147,6 +147,16 @@ class SessionInfo(BrainEvent):
 
 
 @dataclass(frozen=True)
+class ModelsOffered(BrainEvent):
+    """The models the backend lets this session switch to; ``models`` are ``{"id",
+    "label", "description"}`` dicts, ``current`` the one in use if the backend says."""
+
+    kind: ClassVar[str] = "models"
+    models: tuple[JsonDict, ...] = ()
+    current: str = ""
+
+
+@dataclass(frozen=True)
 class ModeChanged(BrainEvent):
     kind: ClassVar[str] = "mode_changed"
     mode: str

@@ -137,16 +137,18 @@ class EventLog:
         before: int | None = None,
         limit: int | None = None,
         newest: bool = False,
+        kind: str | None = None,
     ) -> list[EventDict]:
         """Stored events in ``seq`` order: after ``after`` (and before ``before``).
 
         With ``newest`` the *last* ``limit`` events of that range are returned — the tail
         a long transcript opens with, or the page just above what is already shown.
+        ``kind`` keeps only events of that kind.
         """
         return [
             e.as_dict()
             for e in self.records(
-                session_id, after=after, before=before, limit=limit, newest=newest
+                session_id, after=after, before=before, limit=limit, newest=newest, kind=kind
             )
         ]
 
@@ -158,6 +160,7 @@ class EventLog:
         before: int | None = None,
         limit: int | None = None,
         newest: bool = False,
+        kind: str | None = None,
     ) -> builtins.list[StoredEvent]:
         """``list`` as ``StoredEvent``s, with each payload's stored JSON text kept as is."""
         t = EVENT_TABLE
@@ -166,6 +169,8 @@ class EventLog:
         ).where(t.c.session_id == session_id, t.c.seq > after)
         if before is not None:
             stmt = stmt.where(t.c.seq < before)
+        if kind is not None:
+            stmt = stmt.where(t.c.kind == kind)
         stmt = stmt.order_by(t.c.seq.desc() if newest else t.c.seq)
         if limit is not None:
             stmt = stmt.limit(limit)

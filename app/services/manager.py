@@ -36,7 +36,7 @@ from app.brains.events import (
     TurnEnded,
 )
 from app.db.models import ChatSession, Profile
-from app.errors import AppError, BrainStartError, ValidationFailed
+from app.errors import AppError, BrainStartError, ConflictError, ValidationFailed
 from app.errors import BrainError as BrainFailure
 from app.services import store
 from app.services.approvals import Approvals
@@ -242,6 +242,58 @@ class SessionManager:
                 raise ValidationFailed("mode", str(exc)) from exc
         self.events.append(session_id, "mode_changed", {"mode": mode, "source": source})
 
+    async def set_model(self, session_id: str, model: str) -> None:
+        """Use ``model`` from the next request on; kept on the session for later resumes.
+
+        A live backend switches at once; otherwise the model is passed when it starts.
+        Raises ``ConflictError`` (409) when the backend cannot switch mid-session.
+        """
+        chat = store.get_session(self._engine, session_id)
+        live = self._live.get(session_id)
+        if live is not None:
+            try:
+                await live.brain.set_model(model)
+            except NotImplementedError as exc:
+                raise ConflictError(str(exc)) from exc
+        else:
+            self._check_model_offered(chat, model)
+        store.update_session(self._engine, session_id, model=model)
+        self.events.append(session_id, "model_changed", {"model": model, "source": "user"})
+
+    def _check_model_offered(self, chat: ChatSession, model: str) -> None:
+        """Before the backend runs, only a model it offered (or can take by name) is kept:
+        it is applied when the backend starts, and must not be dropped quietly there."""
+        brain_cls = get_brain_class(chat.backend)
+        if brain_cls.accepts_any_model:
+            return
+        ids = [m.get("id") for m in self.models(chat.id)["models"]]
+        if not ids:
+            raise ValidationFailed(
+                "model", f"{brain_cls.label} offers no model choice in a session"
+            )
+        if model not in ids:
+            raise ValidationFailed(
+                "model",
+                f"{brain_cls.label} has no model {model!r}; it offers: {', '.join(map(str, ids))}",
+            )
+
+    def models(self, session_id: str) -> dict[str, Any]:
+        """The models this session can switch to, and the one it uses."""
+        chat = store.get_session(self._engine, session_id)
+        profile = store.get_profile(self._engine, chat.profile_id)
+        offered = self.events.list(session_id, kind="models", limit=1, newest=True)
+        if offered:
+            models = list(offered[0].get("models") or [])
+        else:
+            brain_cls = get_brain_class(profile.backend)
+            models = [
+                {"id": i, "label": label, "description": ""} for i, label in brain_cls.known_models
+            ]
+        current = chat.model or profile.model or ""
+        if current and all(m.get("id") != current for m in models):
+            models.append({"id": current, "label": current, "description": ""})
+        return {"current": current, "models": models}
+
     async def delete_session(self, session_id: str) -> None:
         store.get_session(self._engine, session_id)
         await self.stop_brain(session_id)
@@ -306,7 +358,7 @@ class SessionManager:
             cwd=profile.cwd,
             backend_session_id=chat.forked_from if forking else chat.backend_session_id,
             fork=forking,
-            model=profile.model,
+            model=chat.model or profile.model,
             permission_mode=chat.permission_mode or profile.permission_mode,
             reasoning_effort=profile.reasoning_effort,
             allowed_tools=tuple(profile.allowed_tools),

@@ -16,6 +16,8 @@ from app.schemas import (
     InstructionsIn,
     MessageIn,
     ModeIn,
+    ModelIn,
+    ModelsPublic,
     PermissionPublic,
     ProfileCreate,
     ProfilePublic,
@@ -199,6 +201,21 @@ async def interrupt(session_id: str, state: StateDep) -> Accepted:
 async def set_mode(session_id: str, body: ModeIn, state: StateDep) -> SessionPublic:
     """Switch the permission mode mid-session (bypassPermissions needs ``confirm: true``)."""
     await state.manager.set_mode(session_id, body.mode, confirm=body.confirm)
+    return SessionPublic.model_validate(
+        store.get_session(state.engine, session_id), from_attributes=True
+    )
+
+
+@router.get("/sessions/{session_id}/models", tags=["sessions"])
+async def list_models(session_id: str, state: StateDep) -> ModelsPublic:
+    """The models the session can switch to (as the backend last reported them)."""
+    return ModelsPublic.model_validate(state.manager.models(session_id))
+
+
+@router.post("/sessions/{session_id}/model", tags=["sessions"])
+async def set_model(session_id: str, body: ModelIn, state: StateDep) -> SessionPublic:
+    """Switch the model from the next request on; 409 if the backend cannot."""
+    await state.manager.set_model(session_id, body.model)
     return SessionPublic.model_validate(
         store.get_session(state.engine, session_id), from_attributes=True
     )

@@ -324,3 +324,33 @@ async def test_restart_resumes_the_agent_session(
         lines = resume_lines(agent, backend_session_id)
         assert len(lines) == 2, lines
         assert "resume=none" in lines[0] and f"resume={backend_session_id}" in lines[1], lines
+
+
+async def test_switch_model_through_the_agents_model_option(
+    client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = agent_session
+    await send(client, sid, "first turn")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    offered = (await client.get(f"/api/sessions/{sid}/models")).json()
+    if agent.backend == "gemini":
+        # Gemini CLI has no model config option: the switch is refused, not pretended.
+        assert offered["models"] == []
+        r = await client.post(f"/api/sessions/{sid}/model", json={"model": "gemini-2.5-pro"})
+        assert r.status_code == 422 and "offers no model choice" in r.text, r.text
+        assert (await client.get(f"/api/sessions/{sid}")).json()["model"] is None
+        return
+    assert "haiku" in {m["id"] for m in offered["models"]}, offered
+    r = await client.post(f"/api/sessions/{sid}/model", json={"model": "no-such-model"})
+    assert r.status_code == 422 and "haiku" in r.text, r.text
+    r = await client.post(f"/api/sessions/{sid}/model", json={"model": "haiku"})
+    assert r.status_code == 200, r.text
+    assert (await client.get(f"/api/sessions/{sid}/models")).json()["current"] == "haiku"
+    await send(client, sid, "second turn")
+    await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    asked = [
+        str(e["body"].get("model"))
+        for e in fake_model.message_requests()
+        if e["body"].get("tools") and any("second turn" in t for t in request_texts(e))
+    ]
+    assert asked and all("haiku" in m for m in asked), asked
