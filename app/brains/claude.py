@@ -25,12 +25,14 @@ from app.brains.claude_protocol import (
     Parsed,
     PermissionPrompt,
     SessionReported,
+    offered_models,
+)
+from app.brains.claude_wire import (
     allow_response,
     deny_response,
     initialize_request,
     interrupt_request,
     new_request_id,
-    offered_models,
     set_model_request,
     set_permission_mode_request,
     user_message,

@@ -1,10 +1,10 @@
-"""Claude Code's stream-json and control protocol: wire builders and a line parser.
+"""Claude Code's stream-json and control protocol: the parser of what the CLI writes.
 
 The CLI writes one JSON object per line (``system``, ``stream_event``, ``assistant``,
 ``user``, ``result``, ``control_request``, ``control_response``,
-``control_cancel_request``) and reads user messages and control frames on stdin. This
-module turns each stdout object into app events (``app.brains.events``) or small
-protocol objects the brain acts on; camelCase wire names stay in here.
+``control_cancel_request``) and reads user messages and control frames on stdin
+(built in ``app.brains.claude_wire``). This module turns each stdout object into app
+events (``app.brains.events``) or small protocol objects the brain acts on.
 
 Wire reference: the Claude Agent SDK (``_internal/query.py``,
 ``_internal/message_parser.py``) and the CLI's own output.
@@ -12,13 +12,18 @@ Wire reference: the Claude Agent SDK (``_internal/query.py``,
 
 from __future__ import annotations
 
-import itertools
 import math
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.brains.claude_wire import (
+    control_error,
+    control_success,
+    shorten,
+    tool_kind,
+    tool_title,
+)
 from app.brains.events import (
     AssistantText,
     BrainEvent,
@@ -30,6 +35,7 @@ from app.brains.events import (
     PermissionOption,
     PromptKind,
     SessionInfo,
+    TaskUpdate,
     TextDelta,
     Thought,
     ToolCall,
@@ -44,20 +50,7 @@ __all__ = [
     "Parsed",
     "PermissionPrompt",
     "SessionReported",
-    "allow_response",
-    "control_error",
-    "control_request",
-    "control_success",
-    "deny_response",
-    "initialize_request",
-    "interrupt_request",
-    "new_request_id",
-    "set_model_request",
     "offered_models",
-    "set_permission_mode_request",
-    "tool_kind",
-    "tool_title",
-    "user_message",
 ]
 
 PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
@@ -79,17 +72,13 @@ PLAN_OPTIONS: tuple[PermissionOption, ...] = (
     PermissionOption("keep_planning", "Keep planning", "deny"),
 )
 
-_TOOL_KINDS: dict[str, str] = {
-    **dict.fromkeys(("Read",), "read"),
-    **dict.fromkeys(("Glob", "Grep"), "search"),
-    **dict.fromkeys(("Edit", "Write", "MultiEdit", "NotebookEdit"), "edit"),
-    **dict.fromkeys(("Bash",), "execute"),
-    **dict.fromkeys(("WebFetch", "WebSearch"), "fetch"),
+# system subtypes about subagents -> the status they imply ("" = the message says).
+_TASK_STATUS: dict[str, str] = {
+    "task_started": "running",
+    "task_progress": "running",
+    "task_updated": "",
+    "task_notification": "",
 }
-_TITLE_KEYS = ("command", "file_path", "notebook_path", "pattern", "url", "query", "description")
-_TITLE_CHARS = 120
-
-_counter = itertools.count(1)
 
 
 # -- protocol objects the brain acts on ----------------------------------------------
@@ -134,46 +123,7 @@ class SessionReported:
 Parsed = BrainEvent | ControlReply | Outgoing | PermissionPrompt | SessionReported
 
 
-# -- builders ------------------------------------------------------------------------
-def new_request_id() -> str:
-    """A request id unique among the host's in-flight requests (the SDK's format)."""
-    return f"req_{next(_counter)}_{secrets.token_hex(4)}"
-
-
-def user_message(text: str) -> JsonDict:
-    # The CLI does not route on session_id; it keeps its own.
-    return {
-        "type": "user",
-        "message": {"role": "user", "content": text},
-        "parent_tool_use_id": None,
-        "session_id": "",
-    }
-
-
-def control_request(request_id: str, subtype: str, **fields: Any) -> JsonDict:
-    return {
-        "type": "control_request",
-        "request_id": request_id,
-        "request": {"subtype": subtype, **fields},
-    }
-
-
-def initialize_request(request_id: str) -> JsonDict:
-    return control_request(request_id, "initialize", hooks=None)
-
-
-def interrupt_request(request_id: str) -> JsonDict:
-    return control_request(request_id, "interrupt")
-
-
-def set_permission_mode_request(request_id: str, mode: str) -> JsonDict:
-    return control_request(request_id, "set_permission_mode", mode=mode)
-
-
-def set_model_request(request_id: str, model: str) -> JsonDict:
-    return control_request(request_id, "set_model", model=model)
-
-
+# -- what the CLI reports ---------------------------------------------------------
 def offered_models(initialize_response: JsonDict) -> ModelsOffered | None:
     """The models an ``initialize`` reply lists (``{value, displayName, description}``)."""
     models = []
@@ -184,59 +134,6 @@ def offered_models(initialize_response: JsonDict) -> ModelsOffered | None:
                 {"id": value, "label": label, "description": _str(item.get("description"))}
             )
     return ModelsOffered(models=tuple(models)) if models else None
-
-
-def control_success(request_id: str, response: JsonDict | None = None) -> JsonDict:
-    return {
-        "type": "control_response",
-        "response": {"subtype": "success", "request_id": request_id, "response": response or {}},
-    }
-
-
-def control_error(request_id: str, error: str) -> JsonDict:
-    return {
-        "type": "control_response",
-        "response": {"subtype": "error", "request_id": request_id, "error": error},
-    }
-
-
-def allow_response(
-    request_id: str, updated_input: JsonDict, updated_permissions: list[JsonDict] | None = None
-) -> JsonDict:
-    # updatedInput is always sent, unchanged input included, as the SDK does.
-    body: JsonDict = {"behavior": "allow", "updatedInput": updated_input}
-    if updated_permissions:
-        body["updatedPermissions"] = updated_permissions
-    return control_success(request_id, body)
-
-
-def deny_response(request_id: str, message: str, *, interrupt: bool = False) -> JsonDict:
-    body: JsonDict = {"behavior": "deny", "message": message}
-    if interrupt:
-        body["interrupt"] = True
-    return control_success(request_id, body)
-
-
-# -- tool presentation ---------------------------------------------------------------
-def tool_kind(tool: str) -> str:
-    return _TOOL_KINDS.get(tool, "other")
-
-
-def tool_title(tool: str, tool_input: JsonDict) -> str:
-    """A short human title: the command, path, pattern or URL the tool works on."""
-    for key in _TITLE_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return _shorten(value)
-    return tool
-
-
-def _shorten(text: str) -> str:
-    lines = text.strip().splitlines()
-    first = lines[0] if lines else ""
-    if len(first) > _TITLE_CHARS or len(lines) > 1:
-        return first[:_TITLE_CHARS].rstrip() + "…"
-    return first
 
 
 # -- parsing ---------------------------------------------------------------------------
@@ -252,6 +149,8 @@ class ClaudeStreamParser:
         # ExitPlanMode's prompt arrives with an empty input; the plan text is only in the
         # assistant's tool_use block, keyed here by tool_use id until the prompt comes.
         self._plans: dict[str, str] = {}
+        # Subagent task id -> the Agent tool_use id that runs it.
+        self._task_tools: dict[str, str] = {}
         self._handlers: dict[str, Callable[[JsonDict], list[Parsed]]] = {
             "stream_event": self._stream_event,
             "assistant": self._assistant,
@@ -286,13 +185,16 @@ class ClaudeStreamParser:
     def _assistant(self, message: JsonDict) -> list[Parsed]:
         body = _dict(message.get("message"))
         message_id = _str(body.get("id"))
+        parent = _str(message.get("parent_tool_use_id"))
         out: list[Parsed] = []
         for block in _blocks(body.get("content")):
             btype = block.get("type")
             if btype == "text" and (text := _str(block.get("text"))):
-                out.append(AssistantText(text=text, message_id=message_id))
+                out.append(
+                    AssistantText(text=text, message_id=message_id, parent_tool_call_id=parent)
+                )
             elif btype == "thinking" and (text := _str(block.get("thinking"))):
-                out.append(Thought(text=text, message_id=message_id))
+                out.append(Thought(text=text, message_id=message_id, parent_tool_call_id=parent))
             elif btype in ("tool_use", "server_tool_use"):
                 name = _str(block.get("name")) or "tool"
                 tool_input = _dict(block.get("input"))
@@ -305,12 +207,14 @@ class ClaudeStreamParser:
                         title=tool_title(name, tool_input),
                         input=tool_input,
                         tool_kind=tool_kind(name),
+                        parent_tool_call_id=parent,
                     )
                 )
         return out
 
     def _user(self, message: JsonDict) -> list[Parsed]:
         out: list[Parsed] = []
+        parent = _str(message.get("parent_tool_use_id"))
         for block in _blocks(_dict(message.get("message")).get("content")):
             if block.get("type") == "tool_result":
                 out.append(
@@ -318,6 +222,7 @@ class ClaudeStreamParser:
                         tool_call_id=_str(block.get("tool_use_id")),
                         output=_result_text(block.get("content")),
                         is_error=block.get("is_error") is True,
+                        parent_tool_call_id=parent,
                     )
                 )
         return out
@@ -361,7 +266,32 @@ class ClaudeStreamParser:
             return out
         if subtype == "status" and (mode := _str(message.get("permissionMode"))):
             return [ModeChanged(mode=mode)]
+        if isinstance(subtype, str) and subtype in _TASK_STATUS:
+            return self._task(subtype, message)
         return []
+
+    def _task(self, subtype: str, message: JsonDict) -> list[Parsed]:
+        """A subagent's progress; later messages may name only its task id."""
+        task_id = _str(message.get("task_id"))
+        if not task_id:
+            return []
+        tool_use_id = _str(message.get("tool_use_id")) or self._task_tools.get(task_id, "")
+        self._task_tools[task_id] = tool_use_id
+        status = _TASK_STATUS[subtype] or _str(message.get("status"))
+        if subtype == "task_updated":
+            status = _str(_dict(message.get("patch")).get("status"))
+        usage_tool = _str(message.get("last_tool_name"))
+        return [
+            TaskUpdate(
+                task_id=task_id,
+                tool_call_id=tool_use_id,
+                status=status,
+                description=_str(message.get("description")),
+                subagent_type=_str(message.get("subagent_type")) or _str(message.get("task_type")),
+                summary=_str(message.get("summary")),
+                last_tool=usage_tool,
+            )
+        ]
 
     def _control_request(self, message: JsonDict) -> list[Parsed]:
         request_id = _str(message.get("request_id"))
@@ -434,7 +364,7 @@ def _question_title(tool_input: JsonDict) -> str:
     questions = [q for q in _list(tool_input.get("questions")) if isinstance(q, dict)]
     first = _str(questions[0].get("question")) if questions else ""
     more = f" (+{len(questions) - 1} more)" if len(questions) > 1 else ""
-    return _shorten(first) + more if first else ""
+    return shorten(first) + more if first else ""
 
 
 def _result_text(content: Any) -> str:

@@ -20,7 +20,11 @@ class BrainEvent:
     kind: ClassVar[str] = "event"
 
     def payload(self) -> JsonDict:
-        return asdict(self)
+        data = asdict(self)
+        # Most events come from the main agent; only a subagent's carry the link.
+        if data.get("parent_tool_call_id") == "":
+            del data["parent_tool_call_id"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class AssistantText(BrainEvent):
     kind: ClassVar[str] = "assistant_message"
     text: str
     message_id: str = ""
+    # Set when a subagent did this: the id of the tool call that runs the subagent.
+    parent_tool_call_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ class Thought(BrainEvent):
     kind: ClassVar[str] = "thought"
     text: str
     message_id: str = ""
+    # Set when a subagent did this: the id of the tool call that runs the subagent.
+    parent_tool_call_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,8 @@ class ToolCall(BrainEvent):
     title: str
     input: JsonDict = field(default_factory=dict)
     tool_kind: str = "other"  # read, edit, execute, search, fetch, think, other
+    # Set when a subagent did this: the id of the tool call that runs the subagent.
+    parent_tool_call_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,8 @@ class ToolResult(BrainEvent):
     is_error: bool = False
     # Files the tool touched, when the backend reports them (ACP ``locations``).
     locations: tuple[str, ...] = ()
+    # Set when a subagent did this: the id of the tool call that runs the subagent.
+    parent_tool_call_id: str = ""
 
 
 PermissionChoice = Literal["allow_once", "allow_always", "deny", "deny_stop", "cancelled"]
@@ -103,6 +115,24 @@ class PermissionAsked(BrainEvent):
     reason: str = ""
     blocked_path: str = ""
     prompt_kind: PromptKind = "tool"
+
+
+@dataclass(frozen=True)
+class TaskUpdate(BrainEvent):
+    """A subagent (or other background task) started, changed status or finished.
+
+    ``tool_call_id`` is the tool call that runs it; ``status`` is running, completed,
+    failed or stopped as the backend reports it.
+    """
+
+    kind: ClassVar[str] = "task"
+    task_id: str
+    tool_call_id: str = ""
+    status: str = ""
+    description: str = ""
+    subagent_type: str = ""
+    summary: str = ""
+    last_tool: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,118 @@
+"""Frames the host writes to Claude Code, and how its tools are presented.
+
+Stream-json on stdin: user messages and control frames (requests the host starts,
+answers to the CLI's own requests). The parser for what the CLI writes back lives in
+``app.brains.claude_protocol``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from typing import Any
+
+from app.brains.events import JsonDict
+
+_TOOL_KINDS: dict[str, str] = {
+    **dict.fromkeys(("Read",), "read"),
+    **dict.fromkeys(("Glob", "Grep"), "search"),
+    **dict.fromkeys(("Edit", "Write", "MultiEdit", "NotebookEdit"), "edit"),
+    **dict.fromkeys(("Bash",), "execute"),
+    **dict.fromkeys(("WebFetch", "WebSearch"), "fetch"),
+}
+_TITLE_KEYS = ("command", "file_path", "notebook_path", "pattern", "url", "query", "description")
+_TITLE_CHARS = 120
+_counter = itertools.count(1)
+
+
+# -- frames --------------------------------------------------------------------------
+def new_request_id() -> str:
+    """A request id unique among the host's in-flight requests (the SDK's format)."""
+    return f"req_{next(_counter)}_{secrets.token_hex(4)}"
+
+
+def user_message(text: str) -> JsonDict:
+    # The CLI does not route on session_id; it keeps its own.
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "parent_tool_use_id": None,
+        "session_id": "",
+    }
+
+
+def control_request(request_id: str, subtype: str, **fields: Any) -> JsonDict:
+    return {
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": subtype, **fields},
+    }
+
+
+def initialize_request(request_id: str) -> JsonDict:
+    return control_request(request_id, "initialize", hooks=None)
+
+
+def interrupt_request(request_id: str) -> JsonDict:
+    return control_request(request_id, "interrupt")
+
+
+def set_permission_mode_request(request_id: str, mode: str) -> JsonDict:
+    return control_request(request_id, "set_permission_mode", mode=mode)
+
+
+def set_model_request(request_id: str, model: str) -> JsonDict:
+    return control_request(request_id, "set_model", model=model)
+
+
+def control_success(request_id: str, response: JsonDict | None = None) -> JsonDict:
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": response or {}},
+    }
+
+
+def control_error(request_id: str, error: str) -> JsonDict:
+    return {
+        "type": "control_response",
+        "response": {"subtype": "error", "request_id": request_id, "error": error},
+    }
+
+
+def allow_response(
+    request_id: str, updated_input: JsonDict, updated_permissions: list[JsonDict] | None = None
+) -> JsonDict:
+    # updatedInput is always sent, unchanged input included, as the SDK does.
+    body: JsonDict = {"behavior": "allow", "updatedInput": updated_input}
+    if updated_permissions:
+        body["updatedPermissions"] = updated_permissions
+    return control_success(request_id, body)
+
+
+def deny_response(request_id: str, message: str, *, interrupt: bool = False) -> JsonDict:
+    body: JsonDict = {"behavior": "deny", "message": message}
+    if interrupt:
+        body["interrupt"] = True
+    return control_success(request_id, body)
+
+
+# -- tool presentation ---------------------------------------------------------------
+def tool_kind(tool: str) -> str:
+    return _TOOL_KINDS.get(tool, "other")
+
+
+def tool_title(tool: str, tool_input: JsonDict) -> str:
+    """A short human title: the command, path, pattern or URL the tool works on."""
+    for key in _TITLE_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return shorten(value)
+    return tool
+
+
+def shorten(text: str) -> str:
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > _TITLE_CHARS or len(lines) > 1:
+        return first[:_TITLE_CHARS].rstrip() + "…"
+    return first
