@@ -107,6 +107,12 @@ class ProfileFields(BaseModel):
         return (v.strip() or None) if v is not None else None
 
 
+def _not_blank(v: str, reason: str) -> str:
+    if not v.strip():
+        raise ValueError(reason)
+    return v
+
+
 def _check_cwd(v: str) -> str:
     p = Path(v).expanduser()
     if not p.is_absolute():
@@ -295,9 +301,26 @@ class MessageIn(BaseModel):
     @field_validator("text")
     @classmethod
     def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("message is empty")
-        return v
+        return _not_blank(v, "message is empty")
+
+
+class QueuedPublic(BaseModel):
+    """A message waiting until the agent is free; ``seq`` is its user_message event."""
+
+    seq: int
+    text: str
+    reason: Literal["turn", "approval"]
+
+
+class QueuedEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=1_000_000)
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        return _not_blank(v, "message is empty; drop it instead")
 
 
 Decision = Literal["allow_once", "allow_always", "deny", "deny_stop"]

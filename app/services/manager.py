@@ -10,15 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
 
 from app.brains import get_brain_class
 from app.brains.base import Brain, BrainConfig, PermissionAnswer
@@ -30,24 +26,23 @@ from app.brains.events import (
     ModeChanged,
     PermissionAsked,
     PermissionCancelled,
-    PermissionChoice,
-    TextDelta,
     TitleChanged,
     TurnEnded,
 )
 from app.db.models import ChatSession, Profile
-from app.errors import AppError, BrainStartError, ConflictError, ValidationFailed
+from app.errors import AppError, BrainStartError
 from app.errors import BrainError as BrainFailure
 from app.services import store
 from app.services.approvals import Approvals
+from app.services.controls import SessionControls
 from app.services.eventlog import EventLog
-from app.services.permissions import PermissionService, permission_to_dict
-from app.services.prompts import check_decision
+from app.services.outbox import Outbox
+from app.services.permissions import PermissionService
+from app.services.recovery import kill_group, recover
+from app.services.turns import coalesce_deltas, token_count
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-LIVE_STATUSES = ("live", "working", "waiting")
 
 
 @dataclass
@@ -67,49 +62,17 @@ class SessionManager:
         self.settings = settings
         self.permissions = PermissionService(engine, events, self._deliver)
         self.approvals = Approvals(engine, self.permissions)
+        self.controls = SessionControls(engine, events, self.approvals, self._brain_of)
         self._live: dict[str, LiveBrain] = {}
-        self._queued: dict[str, list[str]] = {}
+        self.outbox = Outbox(events)
         self._start_locks: dict[str, asyncio.Lock] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ---------------------------------------------------------------
     def recover(self) -> None:
         """After a crash or kill of the app: reap orphans, expire prompts, mark sessions."""
-        with Session(self._engine) as db:
-            rows = list(
-                db.exec(
-                    select(ChatSession).where(
-                        col(ChatSession.status).in_(LIVE_STATUSES)
-                        | col(ChatSession.backend_pid).is_not(None)
-                    )
-                )
-            )
-        for chat in rows:
-            if chat.backend_pid:
-                _kill_group(chat.backend_pid)
-            expired = self.permissions.close_pending(
-                chat.id,
-                status="expired",
-                source="restart",
-                message="The server restarted while this request was waiting.",
-            )
-            interrupted = chat.status in ("working", "waiting")
-            if interrupted or expired:
-                self.events.append(
-                    chat.id,
-                    "error",
-                    {
-                        "message": "The server stopped during this session's turn; the turn "
-                        "was interrupted. Send a message to continue.",
-                        "detail": "",
-                    },
-                )
-            store.update_session(
-                self._engine,
-                chat.id,
-                status="interrupted" if interrupted else "idle",
-                backend_pid=None,
-            )
+        recover(self._engine, self.events, self.permissions)
 
     def start_background(self) -> None:
         self._reaper = asyncio.create_task(self._reap_idle_loop())
@@ -156,26 +119,55 @@ class SessionManager:
         """SIGKILL every backend's process group at once (a forced exit: no waiting)."""
         for live in self._live.values():
             if live.brain.pid is not None:
-                _kill_group(live.brain.pid)
+                kill_group(live.brain.pid)
 
     def is_live(self, session_id: str) -> bool:
         return session_id in self._live
 
+    def _brain_of(self, session_id: str) -> Brain | None:
+        live = self._live.get(session_id)
+        return live.brain if live is not None else None
+
     # -- operations --------------------------------------------------------------
     async def send_message(self, session_id: str, text: str) -> bool:
-        """Send a message; returns True if it was queued behind a pending approval."""
+        """Send a message; returns True if it waits (editable) until the agent is free."""
         chat = store.get_session(self._engine, session_id)
         if not chat.title:
             store.update_session(self._engine, session_id, title=store.title_from_message(text))
+        live = self._live.get(session_id)
         if self.permissions.pending_count(session_id):
             # Sending now would end the turn that waits for the answer and lose the
             # prompt; the message waits until every pending request is answered.
-            self.events.append(session_id, "user_message", {"text": text, "queued": True})
-            self._queued.setdefault(session_id, []).append(text)
+            self.outbox.add(session_id, text, reason="approval")
+            return True
+        if live is not None and live.turn_active:
+            # Held here rather than in the backend, so it can still be edited or dropped.
+            self.outbox.add(session_id, text, reason="turn")
             return True
         self.events.append(session_id, "user_message", {"text": text})
         await self._send_now(session_id, text)
         return False
+
+    def edit_queued(self, session_id: str, seq: int, text: str) -> None:
+        store.get_session(self._engine, session_id)
+        self.outbox.edit(session_id, seq, text)
+
+    def drop_queued(self, session_id: str, seq: int) -> None:
+        store.get_session(self._engine, session_id)
+        self.outbox.drop(session_id, seq)
+
+    async def _send_queued(self, session_id: str) -> None:
+        """Send the next waiting message once the agent is free (one per turn)."""
+        live = self._live.get(session_id)
+        if live is not None and live.turn_active or self.permissions.pending_count(session_id):
+            return
+        item = self.outbox.take(session_id)
+        if item is None:
+            return
+        try:
+            await self._send_now(session_id, item.text)
+        except AppError:
+            log.warning("queued message for %s could not be sent", session_id)
 
     async def _send_now(self, session_id: str, text: str) -> None:
         live = await self._ensure_brain(session_id)
@@ -191,108 +183,6 @@ class SessionManager:
         live = self._live.get(session_id)
         if live is not None:
             await live.brain.interrupt()
-
-    async def decide(
-        self,
-        permission_id: str,
-        choice: PermissionChoice,
-        message: str | None = None,
-        *,
-        answers: dict[str, Any] | None = None,
-        mode: str | None = None,
-    ) -> dict[str, Any]:
-        """The user's answer; a question takes ``answers``, a plan approval a ``mode``."""
-        current = self.permissions.get(permission_id)
-        chat = store.get_session(self._engine, current.session_id)
-        profile = store.get_profile(self._engine, chat.profile_id)
-        checked = check_decision(current.kind, current.input, choice, answers, mode)
-        row = await self.approvals.decide_user(
-            permission_id, choice, message, profile, answers=checked.answers, mode=checked.mode
-        )
-        if checked.mode and row.decision == choice:
-            # Approving a plan ends plan mode; the CLI leaves the switch to its host.
-            try:
-                await self.set_mode(row.session_id, checked.mode, source="plan")
-            except ValidationFailed:
-                log.warning(
-                    "could not switch %s to %s after its plan", row.session_id, checked.mode
-                )
-        return permission_to_dict(row)
-
-    async def set_mode(
-        self, session_id: str, mode: str, *, confirm: bool = False, source: str = "user"
-    ) -> None:
-        """Switch the permission mode; bypassPermissions needs an explicit confirmation."""
-        store.get_session(self._engine, session_id)
-        if mode == "bypassPermissions" and not confirm:
-            raise ValidationFailed(
-                "confirm",
-                "bypassPermissions runs every tool without asking; confirm to switch to it",
-            )
-        live = self._live.get(session_id)
-        previous = store.get_session(self._engine, session_id).permission_mode
-        # Recorded before the backend is told, so its own echo of the change (which may
-        # arrive before the control reply) is recognised as the same switch.
-        store.update_session(self._engine, session_id, permission_mode=mode)
-        if live is not None:
-            try:
-                await live.brain.set_permission_mode(mode)
-            except (NotImplementedError, AppError) as exc:
-                store.update_session(self._engine, session_id, permission_mode=previous)
-                raise ValidationFailed("mode", str(exc)) from exc
-        self.events.append(session_id, "mode_changed", {"mode": mode, "source": source})
-
-    async def set_model(self, session_id: str, model: str) -> None:
-        """Use ``model`` from the next request on; kept on the session for later resumes.
-
-        A live backend switches at once; otherwise the model is passed when it starts.
-        Raises ``ConflictError`` (409) when the backend cannot switch mid-session.
-        """
-        chat = store.get_session(self._engine, session_id)
-        live = self._live.get(session_id)
-        if live is not None:
-            try:
-                await live.brain.set_model(model)
-            except NotImplementedError as exc:
-                raise ConflictError(str(exc)) from exc
-        else:
-            self._check_model_offered(chat, model)
-        store.update_session(self._engine, session_id, model=model)
-        self.events.append(session_id, "model_changed", {"model": model, "source": "user"})
-
-    def _check_model_offered(self, chat: ChatSession, model: str) -> None:
-        """Before the backend runs, only a model it offered (or can take by name) is kept:
-        it is applied when the backend starts, and must not be dropped quietly there."""
-        brain_cls = get_brain_class(chat.backend)
-        if brain_cls.accepts_any_model:
-            return
-        ids = [m.get("id") for m in self.models(chat.id)["models"]]
-        if not ids:
-            raise ValidationFailed(
-                "model", f"{brain_cls.label} offers no model choice in a session"
-            )
-        if model not in ids:
-            raise ValidationFailed(
-                "model",
-                f"{brain_cls.label} has no model {model!r}; it offers: {', '.join(map(str, ids))}",
-            )
-
-    def models(self, session_id: str) -> dict[str, Any]:
-        """The models this session can switch to, and the one it uses."""
-        chat = store.get_session(self._engine, session_id)
-        profile = store.get_profile(self._engine, chat.profile_id)
-        offered = self.events.list(session_id, kind="models", limit=1, newest=True)
-        if offered:
-            models = list(offered[0].get("models") or [])
-        else:
-            brain_cls = get_brain_class(profile.backend)
-            models = [
-                {"id": i, "label": label, "description": ""} for i, label in brain_cls.known_models
-            ]
-        current = chat.model or profile.model or ""
-        if current and all(m.get("id") != current for m in models):
-            models.append({"id": current, "label": current, "description": ""})
-        return {"current": current, "models": models}
 
     async def delete_session(self, session_id: str) -> None:
         store.get_session(self._engine, session_id)
@@ -453,13 +343,17 @@ class SessionManager:
             session_id,
             turns=chat.turns + 1,
             cost_usd=chat.cost_usd + (turn_cost or 0.0),
-            input_tokens=chat.input_tokens + _token_count(usage.get("input_tokens")),
-            output_tokens=chat.output_tokens + _token_count(usage.get("output_tokens")),
+            input_tokens=chat.input_tokens + token_count(usage.get("input_tokens")),
+            output_tokens=chat.output_tokens + token_count(usage.get("output_tokens")),
         )
         # Claude Code ends its turn when a stopping server closes its stdin; the session
         # was interrupted all the same, and must say so.
         if not live.stopping:
             self._set_status(session_id, "live")
+            if self.outbox.items(session_id):
+                task = asyncio.create_task(self._send_queued(session_id))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
 
     def _exited(self, session_id: str, live: LiveBrain, event: BrainExited) -> None:
         self.permissions.close_pending(
@@ -470,6 +364,8 @@ class SessionManager:
         )
         if self._live.get(session_id) is live:
             del self._live[session_id]
+        # Nothing will take a waiting message now; it is dropped where the user sees it.
+        self._drop_queue(session_id)
         unexpected = not event.expected and not live.stopping
         status = "failed" if unexpected else "idle"
         if store.get_session(self._engine, session_id).status == "interrupted":
@@ -484,16 +380,10 @@ class SessionManager:
             return
         if live is not None:
             self._set_status(session_id, "working" if live.turn_active else "live")
-        for text in self._queued.pop(session_id, []):
-            self.events.append(session_id, "queued_sent", {"text": text})
-            try:
-                await self._send_now(session_id, text)
-            except AppError:
-                log.warning("queued message for %s could not be sent", session_id)
+        await self._send_queued(session_id)
 
     def _drop_queue(self, session_id: str) -> None:
-        for text in self._queued.pop(session_id, []):
-            self.events.append(session_id, "queued_dropped", {"text": text})
+        self.outbox.drop_all(session_id)
 
     def _set_status(self, session_id: str, status: str) -> None:
         chat = store.get_session(self._engine, session_id)
@@ -519,57 +409,6 @@ class SessionManager:
         for sid in stale:
             await self.stop_brain(sid)
         return stale
-
-
-def _token_count(value: object) -> int:
-    """A backend's token count if it is a sane number, else 0 (never a crash)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    if value != value or not 0 <= value < 2**53:  # NaN, negative, or beyond exact ints
-        return 0
-    return int(value)
-
-
-def coalesce_deltas(batch: list[BrainEvent]) -> list[BrainEvent]:
-    """Merge runs of text deltas of one message that were ready at the same moment.
-
-    Nothing waits for more text, so a quiet stream keeps its token-by-token feel; a
-    burst becomes one stored event per run instead of one per token. No text is lost:
-    the pieces are joined in order.
-    """
-    out: list[BrainEvent] = []
-    run: list[TextDelta] = []
-
-    def end_run() -> None:
-        if len(run) == 1:
-            out.append(run[0])
-        elif run:
-            out.append(TextDelta(text="".join(d.text for d in run), message_id=run[0].message_id))
-        run.clear()
-
-    for event in batch:
-        if isinstance(event, TextDelta):
-            if run and run[0].message_id != event.message_id:
-                end_run()
-            run.append(event)
-        else:
-            end_run()
-            out.append(event)
-    end_run()
-    return out
-
-
-def _kill_group(pid: int) -> None:
-    """Kill a backend's process group: an orphan of an earlier run, or at a forced exit."""
-    try:
-        pgid = os.getpgid(pid)
-    except (ProcessLookupError, PermissionError):
-        return
-    # Only a group led by the recorded pid is ours: brains start in their own session.
-    if pgid != pid:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 __all__ = ["BrainFailure", "SessionManager"]

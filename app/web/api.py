@@ -22,6 +22,8 @@ from app.schemas import (
     ProfileCreate,
     ProfilePublic,
     ProfileUpdate,
+    QueuedEdit,
+    QueuedPublic,
     RuleIn,
     RulePublic,
     SessionCreate,
@@ -190,6 +192,29 @@ async def send_message(session_id: str, body: MessageIn, state: StateDep) -> Acc
     return Accepted(queued=queued)
 
 
+@router.get("/sessions/{session_id}/queue", tags=["sessions"])
+async def list_queue(session_id: str, state: StateDep) -> list[QueuedPublic]:
+    """Messages waiting until the running turn ends (or an approval is answered)."""
+    store.get_session(state.engine, session_id)
+    return [
+        QueuedPublic(seq=q.seq, text=q.text, reason=q.reason)
+        for q in state.manager.outbox.items(session_id)
+    ]
+
+
+@router.patch("/sessions/{session_id}/queue/{seq}", tags=["sessions"])
+async def edit_queued(session_id: str, seq: int, body: QueuedEdit, state: StateDep) -> Accepted:
+    """Change a waiting message before it goes; 409 once it was sent or dropped."""
+    state.manager.edit_queued(session_id, seq, body.text)
+    return Accepted(queued=True)
+
+
+@router.delete("/sessions/{session_id}/queue/{seq}", status_code=204, tags=["sessions"])
+async def drop_queued(session_id: str, seq: int, state: StateDep) -> None:
+    """Drop a waiting message; 409 once it was sent or dropped."""
+    state.manager.drop_queued(session_id, seq)
+
+
 @router.post("/sessions/{session_id}/interrupt", status_code=202, tags=["sessions"])
 async def interrupt(session_id: str, state: StateDep) -> Accepted:
     """Stop the current turn; pending permission requests are cancelled."""
@@ -200,7 +225,7 @@ async def interrupt(session_id: str, state: StateDep) -> Accepted:
 @router.post("/sessions/{session_id}/mode", tags=["sessions"])
 async def set_mode(session_id: str, body: ModeIn, state: StateDep) -> SessionPublic:
     """Switch the permission mode mid-session (bypassPermissions needs ``confirm: true``)."""
-    await state.manager.set_mode(session_id, body.mode, confirm=body.confirm)
+    await state.manager.controls.set_mode(session_id, body.mode, confirm=body.confirm)
     return SessionPublic.model_validate(
         store.get_session(state.engine, session_id), from_attributes=True
     )
@@ -209,13 +234,13 @@ async def set_mode(session_id: str, body: ModeIn, state: StateDep) -> SessionPub
 @router.get("/sessions/{session_id}/models", tags=["sessions"])
 async def list_models(session_id: str, state: StateDep) -> ModelsPublic:
     """The models the session can switch to (as the backend last reported them)."""
-    return ModelsPublic.model_validate(state.manager.models(session_id))
+    return ModelsPublic.model_validate(state.manager.controls.models(session_id))
 
 
 @router.post("/sessions/{session_id}/model", tags=["sessions"])
 async def set_model(session_id: str, body: ModelIn, state: StateDep) -> SessionPublic:
     """Switch the model from the next request on; 409 if the backend cannot."""
-    await state.manager.set_model(session_id, body.model)
+    await state.manager.controls.set_model(session_id, body.model)
     return SessionPublic.model_validate(
         store.get_session(state.engine, session_id), from_attributes=True
     )
@@ -299,7 +324,7 @@ def _aware_utc(value: datetime | None) -> datetime | None:
 @router.post("/permissions/{permission_id}/decision", tags=["permissions"])
 async def decide(permission_id: str, body: DecisionIn, state: StateDep) -> PermissionPublic:
     """Answer a pending request; a second answer gets 409."""
-    row = await state.manager.decide(
+    row = await state.manager.controls.decide(
         permission_id, body.decision, body.message, answers=body.answers, mode=body.mode
     )
     return PermissionPublic.model_validate(row)

@@ -274,7 +274,7 @@ async def decide(
     notice = ""
     try:
         body = DecisionIn.model_validate({"decision": decision, "message": message or None})
-        perm = await state.manager.decide(permission_id, body.decision, body.message)
+        perm = await state.manager.controls.decide(permission_id, body.decision, body.message)
     except ValidationError as exc:
         perm = permission_to_dict(state.manager.permissions.get(permission_id))
         notice = _first_error(exc)

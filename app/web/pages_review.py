@@ -61,7 +61,7 @@ async def set_mode(
     store.get_session(state.engine, session_id)
     try:
         body = ModeIn.model_validate({"mode": mode, "confirm": bool(confirm)})
-        await state.manager.set_mode(session_id, body.mode, confirm=body.confirm)
+        await state.manager.controls.set_mode(session_id, body.mode, confirm=body.confirm)
     except ValidationError as exc:
         return _back_to_session(session_id, mode, _error_text(exc))
     except NotFoundError:

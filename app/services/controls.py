@@ -1,0 +1,111 @@
+"""What the user changes in a running conversation: decisions, mode, model.
+
+Each change is checked, applied to the backend if one runs (or kept for when it
+starts) and recorded as an event, so the transcript shows it live and after a reload.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from app.brains.base import Brain
+from app.brains.events import PermissionChoice
+from app.errors import AppError, ConflictError, ValidationFailed
+from app.services import store
+from app.services.approvals import Approvals
+from app.services.eventlog import EventLog
+from app.services.model_choice import check_model_offered, session_models
+from app.services.permissions import PermissionService, permission_to_dict
+from app.services.prompts import check_decision
+
+log = logging.getLogger(__name__)
+
+
+class SessionControls:
+    def __init__(
+        self,
+        engine: Engine,
+        events: EventLog,
+        approvals: Approvals,
+        brain_of: Callable[[str], Brain | None],
+    ) -> None:
+        self._engine = engine
+        self.events = events
+        self.approvals = approvals
+        self.permissions: PermissionService = approvals.permissions
+        self._brain_of = brain_of
+
+    async def decide(
+        self,
+        permission_id: str,
+        choice: PermissionChoice,
+        message: str | None = None,
+        *,
+        answers: dict[str, Any] | None = None,
+        mode: str | None = None,
+    ) -> dict[str, Any]:
+        """The user's answer; a question takes ``answers``, a plan approval a ``mode``."""
+        current = self.permissions.get(permission_id)
+        chat = store.get_session(self._engine, current.session_id)
+        profile = store.get_profile(self._engine, chat.profile_id)
+        checked = check_decision(current.kind, current.input, choice, answers, mode)
+        row = await self.approvals.decide_user(
+            permission_id, choice, message, profile, answers=checked.answers, mode=checked.mode
+        )
+        if checked.mode and row.decision == choice:
+            # Approving a plan ends plan mode; the CLI leaves the switch to its host.
+            try:
+                await self.set_mode(row.session_id, checked.mode, source="plan")
+            except ValidationFailed:
+                log.warning(
+                    "could not switch %s to %s after its plan", row.session_id, checked.mode
+                )
+        return permission_to_dict(row)
+
+    async def set_mode(
+        self, session_id: str, mode: str, *, confirm: bool = False, source: str = "user"
+    ) -> None:
+        """Switch the permission mode; bypassPermissions needs an explicit confirmation."""
+        store.get_session(self._engine, session_id)
+        if mode == "bypassPermissions" and not confirm:
+            raise ValidationFailed(
+                "confirm",
+                "bypassPermissions runs every tool without asking; confirm to switch to it",
+            )
+        brain = self._brain_of(session_id)
+        previous = store.get_session(self._engine, session_id).permission_mode
+        # Recorded before the backend is told, so its own echo of the change (which may
+        # arrive before the control reply) is recognised as the same switch.
+        store.update_session(self._engine, session_id, permission_mode=mode)
+        if brain is not None:
+            try:
+                await brain.set_permission_mode(mode)
+            except (NotImplementedError, AppError) as exc:
+                store.update_session(self._engine, session_id, permission_mode=previous)
+                raise ValidationFailed("mode", str(exc)) from exc
+        self.events.append(session_id, "mode_changed", {"mode": mode, "source": source})
+
+    async def set_model(self, session_id: str, model: str) -> None:
+        """Use ``model`` from the next request on; kept on the session for later resumes.
+
+        A live backend switches at once; otherwise the model is passed when it starts.
+        Raises ``ConflictError`` (409) when the backend cannot switch mid-session.
+        """
+        chat = store.get_session(self._engine, session_id)
+        brain = self._brain_of(session_id)
+        if brain is not None:
+            try:
+                await brain.set_model(model)
+            except NotImplementedError as exc:
+                raise ConflictError(str(exc)) from exc
+        else:
+            check_model_offered(self._engine, self.events, chat, model)
+        store.update_session(self._engine, session_id, model=model)
+        self.events.append(session_id, "model_changed", {"model": model, "source": "user"})
+
+    def models(self, session_id: str) -> dict[str, Any]:
+        return session_models(self._engine, self.events, session_id)
