@@ -11,18 +11,25 @@ Replies come from rules, checked in this order for every request:
    ``responseMimeType=application/json``, OpenAI ``response_format``) -> a small JSON value
    shaped by the schema; agents use these for routing and checks, never for the answer.
 1. The last user message carries a tool result (Anthropic ``tool_result``, an OpenAI ``tool``
-   message, a Gemini ``functionResponse``) -> the ``after_tool`` text.
+   message, a Gemini ``functionResponse``) -> the first of the ``after_tool_rules`` whose
+   ``match`` occurs in the text of those results (case-insensitive; for Anthropic that is the
+   string content, the text blocks and the tool names of ``tool_reference`` blocks), else the
+   ``after_tool`` text. This scripts several steps in one turn: call a tool, and once its
+   result is back call the next one.
 2. Configured rules, then the default rules: the first whose ``match`` occurs in the last user
    message's text (case-insensitive) wins. A rule with ``tool`` fires only when the request
    offers that tool (names compared case-insensitively; ``Bash`` also matches ``bash``,
    ``shell`` and Gemini's ``run_shell_command``), so side requests such as title generation
    never trigger tools. Rule keys: ``match``, ``tool`` + ``input``, ``text`` (sent before the
-   tool call, or on its own), ``status`` + ``error`` (answer with an HTTP error instead).
+   tool call, or on its own), ``status`` + ``error`` (answer with an HTTP error instead),
+   ``force`` (call ``tool`` even when the request does not list it, e.g. a tool Claude Code
+   only loads on demand through ToolSearch).
 3. Built in: ``BASH: <cmd>`` in the user text -> the shell tool with ``{"command": <cmd>}``.
 4. Otherwise -> the ``default`` text.
 
-Rules file/dict: ``{"rules": [...], "after_tool": "done", "default": "hello from fake",
-"include_default_rules": true, "chunk_delay": 0.0}``; every key is optional.
+Rules file/dict: ``{"rules": [...], "after_tool_rules": [...], "after_tool": "done",
+"default": "hello from fake", "include_default_rules": true, "chunk_delay": 0.0}``; every key
+is optional.
 
 Every request is logged as one JSON line ``{ts, method, path, headers, body, reply}`` with
 credential headers removed.
@@ -97,11 +104,13 @@ def load_rules(source: RulesSource = None) -> dict[str, Any]:
     rules = list(raw.get("rules") or [])
     if raw.get("include_default_rules", True):
         rules += copy.deepcopy(DEFAULT_RULES)
-    for rule in rules:
+    after_tool_rules = list(raw.get("after_tool_rules") or [])
+    for rule in rules + after_tool_rules:
         if "match" not in rule:
             raise ValueError(f"rule without 'match': {rule!r}")
     return {
         "rules": rules,
+        "after_tool_rules": after_tool_rules,
         "after_tool": raw.get("after_tool", DEFAULT_AFTER_TOOL),
         "default": raw.get("default", DEFAULT_TEXT),
         "chunk_delay": float(raw.get("chunk_delay", 0.0)),
@@ -139,6 +148,8 @@ class Conversation:
     offered_tools: list[str]
     json_schema: Any = None
     wants_json: bool = False
+    # The text of the tool results in the last user message (what ``after_tool_rules`` match).
+    tool_result_text: str = ""
 
 
 def _offered_name(wanted: str, offered: list[str]) -> str | None:
@@ -149,26 +160,39 @@ def _offered_name(wanted: str, offered: list[str]) -> str | None:
     return None
 
 
-def decide(rules: dict[str, Any], conv: Conversation) -> Reply:
-    if conv.wants_json:
-        example = example_from_schema(conv.json_schema) if conv.json_schema is not None else {}
-        return Reply(text=json.dumps(example), why="json_schema")
-    if conv.after_tool:
-        return Reply(text=str(rules["after_tool"]), why="after_tool")
-    lowered = conv.user_text.lower()
-    for rule in rules["rules"]:
+def _first_rule(
+    rules: list[dict[str, Any]], text: str, offered: list[str], kind: str
+) -> Reply | None:
+    """The reply of the first rule whose ``match`` is in ``text`` and whose tool is offered."""
+    lowered = text.lower()
+    for rule in rules:
         if str(rule["match"]).lower() not in lowered:
             continue
-        why = f"rule:{rule['match']}"
+        why = f"{kind}:{rule['match']}"
         if "status" in rule:
             return Reply(status=int(rule["status"]), error=str(rule.get("error", "")), why=why)
         if "tool" in rule:
-            name = _offered_name(str(rule["tool"]), conv.offered_tools)
+            wanted = str(rule["tool"])
+            name = _offered_name(wanted, offered) or (wanted if rule.get("force") else None)
             if name is None:
                 continue
             tool_input = copy.deepcopy(rule.get("input") or {})
             return Reply(text=str(rule.get("text", "")), tool=name, tool_input=tool_input, why=why)
         return Reply(text=str(rule.get("text", "")), why=why)
+    return None
+
+
+def decide(rules: dict[str, Any], conv: Conversation) -> Reply:
+    if conv.wants_json:
+        example = example_from_schema(conv.json_schema) if conv.json_schema is not None else {}
+        return Reply(text=json.dumps(example), why="json_schema")
+    if conv.after_tool:
+        after = rules.get("after_tool_rules") or []
+        reply = _first_rule(after, conv.tool_result_text, conv.offered_tools, "after_tool_rule")
+        return reply or Reply(text=str(rules["after_tool"]), why="after_tool")
+    reply = _first_rule(rules["rules"], conv.user_text, conv.offered_tools, "rule")
+    if reply is not None:
+        return reply
     m = re.search(r"BASH:[ \t]*(.+)", conv.user_text)
     if m:
         name = _offered_name("Bash", conv.offered_tools)
@@ -221,12 +245,37 @@ def _is_null_schema(s: Any) -> bool:
 
 
 def _anthropic_text(content: Any) -> str:
+    """The text blocks of a message's content; images and other blocks are skipped."""
     if isinstance(content, str):
         return content
     parts = []
-    for block in content or []:
+    for block in content if isinstance(content, list) else []:
         if isinstance(block, Mapping) and block.get("type") == "text":
             parts.append(str(block.get("text", "")))
+    return "\n".join(parts)
+
+
+def tool_result_text(content: Any) -> str:
+    """The text of the ``tool_result`` blocks in a user message's content.
+
+    A result's content is a string or a list of blocks: text blocks give their text,
+    ``tool_reference`` blocks (what ToolSearch returns) the name of the tool they load.
+    """
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, Mapping) or block.get("type") != "tool_result":
+            continue
+        inner = block.get("content")
+        if isinstance(inner, str):
+            parts.append(inner)
+            continue
+        for item in inner if isinstance(inner, list) else []:
+            if not isinstance(item, Mapping):
+                continue
+            if item.get("type") == "text":
+                parts.append(str(item.get("text", "")))
+            elif item.get("type") == "tool_reference":
+                parts.append(str(item.get("tool_name", "")))
     return "\n".join(parts)
 
 
@@ -239,13 +288,21 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
         isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
     )
     tools = [str(t.get("name", "")) for t in body.get("tools") or [] if isinstance(t, Mapping)]
-    return Conversation(_anthropic_text(content), after_tool, tools)
+    return Conversation(
+        _anthropic_text(content), after_tool, tools, tool_result_text=tool_result_text(content)
+    )
 
 
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
     last_user_idx = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    after_tool = any(m.get("role") == "tool" for m in messages[last_user_idx + 1 :])
+    tool_messages = [m for m in messages[last_user_idx + 1 :] if m.get("role") == "tool"]
+    after_tool = bool(tool_messages)
+    results = "\n".join(
+        c if isinstance(c, str) else json.dumps(c)
+        for c in (m.get("content") for m in tool_messages)
+        if c is not None
+    )
     text = ""
     if last_user_idx >= 0:
         content = messages[last_user_idx].get("content")
@@ -269,7 +326,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         wants_json = True
         js = fmt.get("json_schema")
         schema = js.get("schema") if isinstance(js, Mapping) else None
-    return Conversation(text, after_tool, tools, schema, wants_json)
+    return Conversation(text, after_tool, tools, schema, wants_json, results)
 
 
 def gemini_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -277,6 +334,7 @@ def gemini_conversation(body: Mapping[str, Any]) -> Conversation:
     last_user = next((c for c in reversed(contents) if c.get("role", "user") == "user"), None)
     parts = [p for p in (last_user or {}).get("parts") or [] if isinstance(p, Mapping)]
     after_tool = any("functionResponse" in p for p in parts)
+    results = "\n".join(json.dumps(p["functionResponse"]) for p in parts if "functionResponse" in p)
     text = "\n".join(str(p["text"]) for p in parts if "text" in p)
     tools: list[str] = []
     for t in body.get("tools") or []:
@@ -287,7 +345,7 @@ def gemini_conversation(body: Mapping[str, Any]) -> Conversation:
     config = body.get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
     wants_json = schema is not None or config.get("responseMimeType") == "application/json"
-    return Conversation(text, after_tool, tools, schema, wants_json)
+    return Conversation(text, after_tool, tools, schema, wants_json, results)
 
 
 # ------------------------------------------------------------------ reply shaping
@@ -854,6 +912,27 @@ def request_texts(entry: Mapping[str, Any]) -> list[str]:
             elif block.get("type") == "tool_result":
                 inner = block.get("content")
                 out.append(inner if isinstance(inner, str) else _anthropic_text(inner))
+    return out
+
+
+def request_images(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The image blocks of a logged Messages API request, in order, tool results included."""
+    out: list[dict[str, Any]] = []
+    body = entry.get("body")
+
+    def visit(content: Any) -> None:
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "image":
+                out.append(dict(block))
+            elif block.get("type") == "tool_result":
+                visit(block.get("content"))
+
+    messages = body.get("messages") if isinstance(body, Mapping) else None
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, Mapping):
+            visit(message.get("content"))
     return out
 
 

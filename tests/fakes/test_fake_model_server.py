@@ -14,9 +14,13 @@ import pytest
 
 from tests.fakes.fake_model_server import (
     FakeModelServer,
+    anthropic_conversation,
     example_from_schema,
+    load_rules,
     read_log,
+    request_images,
     start_fake_model_server,
+    tool_result_text,
 )
 
 SCRIPT = Path(__file__).parent / "fake_model_server.py"
@@ -242,6 +246,136 @@ def test_rules_load_from_a_file(tmp_path: Path) -> None:
         assert text_of(reply_of(server, messages_body([user("hi")]))) == "from file"
 
 
+# ------------------------------------------------- several steps after tool results
+
+EXIT_PLAN = {"match": "ExitPlanMode", "tool": "ExitPlanMode", "input": {"plan": "1. do it"}}
+
+
+def tool_turn(result: Any, *extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """A conversation whose last user message carries one tool result (plus ``extra`` blocks)."""
+    return [
+        user("plan it"),
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch"}]},
+        user([{"type": "tool_result", "tool_use_id": "t1", "content": result}, *extra]),
+    ]
+
+
+def test_tool_result_text_reads_strings_text_blocks_and_tool_references() -> None:
+    content = [
+        {"type": "text", "text": "not a result"},
+        {"type": "tool_result", "tool_use_id": "a", "content": "plain output"},
+        {
+            "type": "tool_result",
+            "tool_use_id": "b",
+            "content": [
+                {"type": "tool_reference", "tool_name": "ExitPlanMode"},
+                {"type": "text", "text": "more output"},
+                {"type": "image", "source": {"type": "base64", "data": "AAAA"}},
+            ],
+        },
+        {"type": "tool_result", "tool_use_id": "c"},
+        "junk",
+    ]
+    assert tool_result_text(content) == "plain output\nExitPlanMode\nmore output"
+    assert tool_result_text("a plain user string") == ""
+    assert tool_result_text(None) == ""
+
+
+def test_after_tool_rules_script_the_next_step(fake: FakeModelServer) -> None:
+    fake.set_rules(
+        {
+            "after_tool_rules": [
+                {"match": "missing tool", "tool": "NotOffered", "input": {}},
+                EXIT_PLAN,
+                {"match": "ANSWERED", "text": "thanks for the answer"},
+            ],
+            "after_tool": "plain after tool",
+        }
+    )
+    reference = [{"type": "tool_reference", "tool_name": "ExitPlanMode"}]
+    body = messages_body(tool_turn(reference))
+    body["tools"].append({"name": "ExitPlanMode"})
+    tool = tool_of(reply_of(fake, body))
+    assert tool is not None and (tool["name"], tool["input"]) == (
+        "ExitPlanMode",
+        {"plan": "1. do it"},
+    )
+    assert fake.requests()[-1]["reply"]["why"] == "after_tool_rule:ExitPlanMode"
+
+    # The rule's tool must be offered, as for ordinary rules: without it the next rule is tried.
+    assert text_of(reply_of(fake, messages_body(tool_turn(reference)))) == "plain after tool"
+    # Matching is a case-insensitive substring of the result text, string content included.
+    answered = tool_turn("Your questions have been answered: ...")
+    assert text_of(reply_of(fake, messages_body(answered))) == "thanks for the answer"
+    # Text blocks next to the result are not part of it.
+    beside = tool_turn("ok", {"type": "text", "text": "ExitPlanMode"})
+    assert text_of(reply_of(fake, messages_body(beside))) == "plain after tool"
+    # Without a tool result in the last user message the ordinary rules apply.
+    assert tool_of(reply_of(fake, messages_body([user("ExitPlanMode")]))) is None
+
+
+def test_force_calls_a_tool_the_request_does_not_offer(fake: FakeModelServer) -> None:
+    fake.set_rules(
+        {
+            "rules": [{"match": "exit now", "tool": "ExitPlanMode", "input": {}, "force": True}],
+            "after_tool_rules": [dict(EXIT_PLAN, force=True)],
+        }
+    )
+    tool = tool_of(reply_of(fake, messages_body([user("exit now")])))
+    assert tool is not None and tool["name"] == "ExitPlanMode"
+    reference = [{"type": "tool_reference", "tool_name": "ExitPlanMode"}]
+    tool = tool_of(reply_of(fake, messages_body(tool_turn(reference), tools=False)))
+    assert tool is not None and tool["name"] == "ExitPlanMode"
+
+
+def test_after_tool_rules_for_openai_and_gemini(fake: FakeModelServer) -> None:
+    fake.set_rules({"after_tool_rules": [{"match": "exit code 0", "text": "it worked"}]})
+    reply = openai_after_tool(fake, "exit code 0")
+    assert reply["choices"][0]["message"]["content"] == "it worked"
+    gemini = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "run touch"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "run_shell_command"}}]},
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"name": "x", "response": {"output": "exit code 0"}}}
+                ],
+            },
+        ]
+    }
+    reply = json.loads(call(fake, "POST", "/v1beta/models/g:generateContent", gemini)[2])
+    assert reply["candidates"][0]["content"]["parts"] == [{"text": "it worked"}]
+
+
+def test_after_tool_rules_need_a_match_key() -> None:
+    with pytest.raises(ValueError, match="without 'match'"):
+        load_rules({"after_tool_rules": [{"tool": "Bash"}]})
+
+
+# -------------------------------------------------------------------------- images
+
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}
+
+
+def test_images_are_skipped_when_matching_and_listed_from_the_log(fake: FakeModelServer) -> None:
+    tool = tool_of(
+        reply_of(fake, messages_body([user([IMAGE, {"type": "text", "text": "run ls"}])]))
+    )
+    assert tool is not None and tool["input"] == {"command": "ls"}
+    assert text_of(reply_of(fake, messages_body([user([IMAGE])]))) == "hello from fake"
+    assert anthropic_conversation(messages_body([user([IMAGE, "junk"])])).user_text == ""
+
+    screenshot = dict(IMAGE, source=dict(IMAGE["source"], data="c2hvdA=="))
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": [screenshot]}
+    with_result = [user([IMAGE]), {"role": "assistant", "content": "x"}, user([result])]
+    reply_of(fake, messages_body(with_result))
+    first, second, third = fake.message_requests()
+    assert request_images(first) == [IMAGE]
+    assert request_images(third) == [IMAGE, screenshot]
+    assert request_images({"body": "not json"}) == []
+
+
 # ------------------------------------------------------------- other endpoints, log
 
 
@@ -282,6 +416,17 @@ def test_requests_are_logged_without_credentials(fake: FakeModelServer) -> None:
 OPENAI_TOOLS = [{"type": "function", "function": {"name": "bash", "parameters": {}}}]
 
 
+def openai_after_tool(server: FakeModelServer, result: str) -> Any:
+    """The non-streamed reply to a conversation that ends with a tool message ``result``."""
+    messages = [
+        user("run touch"),
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": result},
+    ]
+    body = {"model": "m", "messages": messages, "tools": OPENAI_TOOLS}
+    return json.loads(call(server, "POST", "/v1/chat/completions", body)[2])
+
+
 def test_openai_streamed_tool_call(fake: FakeModelServer) -> None:
     body = {"model": "m", "stream": True, "messages": [user("run touch")], "tools": OPENAI_TOOLS}
     status, headers, raw = call(fake, "POST", "/v1/chat/completions", body)
@@ -304,13 +449,7 @@ def test_openai_streamed_text_and_after_tool(fake: FakeModelServer) -> None:
     pieces = [c["choices"][0]["delta"].get("content") for c in chunks]
     assert "".join(p for p in pieces if p) == "hello from fake"
     assert len([p for p in pieces if p]) >= 3
-    messages = [
-        user("run touch"),
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function"}]},
-        {"role": "tool", "tool_call_id": "c1", "content": ""},
-    ]
-    body = {"model": "m", "messages": messages, "tools": OPENAI_TOOLS}
-    reply = json.loads(call(fake, "POST", "/v1/chat/completions", body)[2])
+    reply = openai_after_tool(fake, "")
     assert reply["choices"][0]["message"]["content"] == "done"
     assert reply["choices"][0]["finish_reason"] == "stop"
 
