@@ -284,7 +284,7 @@ async def decide(
         "perm": {**perm, "permission_id": perm["id"]},
         "notice": notice,
     }
-    return state.templates.TemplateResponse(request, "_permission_card.html", context)
+    return state.templates.TemplateResponse(request, "cards/_permission.html", context)
 
 
 def _install_hint(backend: str) -> str | None:

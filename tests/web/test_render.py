@@ -277,12 +277,28 @@ def test_permission_card_partial(
         "decision": decision,
         "source": source,
     }
-    html = templates.get_template("_permission_card.html").render(perm=perm, notice=HOSTILE)
+    html = templates.get_template("cards/_permission.html").render(perm=perm, notice=HOSTILE)
     assert len(perm_buttons(html)) == buttons
     assert text in html
     assert_no_active_markup(html)
     card = BeautifulSoup(html, "html.parser").select_one(".perm")
     assert card is not None and card["id"] == "perm-p9"
+
+
+@pytest.mark.parametrize("kind", [None, "tool", "no_such_card", "../base"])
+def test_permission_card_kind_without_its_own_card_is_a_tool_card(
+    templates: Jinja2Templates, kind: str | None
+) -> None:
+    perm = {"permission_id": "p9", "tool": "Bash", "status": "pending", "kind": kind}
+    card = templates.get_template("cards/_permission.html")
+    assert card.render(perm=perm) == templates.get_template("cards/_tool.html").render(perm=perm)
+
+
+def test_every_event_template_is_named_by_the_dispatcher() -> None:
+    # _event.html includes events/_<name>.html only for the names it lists.
+    names = {p.stem.removeprefix("_") for p in (templates_dir() / "events").glob("_*.html")}
+    source = (templates_dir() / "_event.html").read_text()
+    assert names and {name for name in names if f'"{name}"' not in source} == set()
 
 
 # -- pages -----------------------------------------------------------------------------
