@@ -125,7 +125,7 @@ def format_tokens(count: object) -> str:
 
 
 def format_when(value: object) -> str:
-    """A timestamp as "2026-12-02 14:00" (UTC); app.js shows it in local time."""
+    """A timestamp as "2026-12-02 14:00" (UTC); the page script shows it in local time."""
     moment: datetime | None = None
     if isinstance(value, datetime):
         moment = value

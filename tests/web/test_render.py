@@ -328,7 +328,13 @@ def test_session_page(templates: Jinja2Templates) -> None:
     assert scripts == [
         "/static/vendor/htmx.min.js",
         "/static/vendor/sse.js",
-        "/static/app.js",
+        "/static/js/core.js",
+        "/static/js/page.js",
+        "/static/js/cards.js",
+        "/static/js/composer.js",
+        "/static/js/items.js",
+        "/static/js/transcript.js",
+        "/static/js/main.js",
         "/static/history.js",
     ]
     assert all(not s.string for s in soup.find_all("script"))
