@@ -1,7 +1,7 @@
 // Reviewing past sessions on the session page: a permalink (#e-<seq>, e.g. from a search
 // hit) opens the tool call, output or thought it points at, and a page of earlier events
 // loaded above keeps the view where the reader was.
-// Loaded with `defer` after app.js, which has already scrolled to the permalink.
+// Loaded with `defer` after static/js/main.js, which has already scrolled to the permalink.
 (function () {
   "use strict";
 

@@ -19,15 +19,14 @@ from app.services import lineage, store
 from app.services.eventlog import EVENT_TABLE, EventDict
 from app.services.permissions import permission_to_dict
 from app.web.deps import AppState, SessionIdDep, StateDep
-from app.web.render import (
-    command_names,
-    day_label,
+from app.web.formatting import command_names, day_label
+from app.web.streaming import replay_then_follow
+from app.web.transcript import (
     fold_events,
     render_event,
     sse_event_name,
     with_thought_duration,
 )
-from app.web.streaming import replay_then_follow
 
 router = APIRouter(include_in_schema=False)
 PAGE_EVENTS = 300
@@ -285,7 +284,7 @@ async def decide(
         "perm": {**perm, "permission_id": perm["id"]},
         "notice": notice,
     }
-    return state.templates.TemplateResponse(request, "_permission_card.html", context)
+    return state.templates.TemplateResponse(request, "cards/_permission.html", context)
 
 
 def _install_hint(backend: str) -> str | None:

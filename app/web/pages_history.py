@@ -24,8 +24,9 @@ from app.schemas import SessionUpdate
 from app.services import importer, search, store
 from app.services.importer import ClaudeImportReport
 from app.web.deps import AppState, StateDep
+from app.web.formatting import STATUS_LABELS, day_name
+from app.web.markdown import clean_text
 from app.web.pages import _base_context
-from app.web.render import STATUS_LABELS, clean_text
 
 router = APIRouter(include_in_schema=False)
 
@@ -177,18 +178,11 @@ def _by_day(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     days: list[dict[str, Any]] = []
     for item in items:
         if not days or days[-1]["date"] != item["day"]:
-            days.append({"date": item["day"], "label": _day_label(item["day"], today), "rows": []})
+            days.append(
+                {"date": item["day"], "label": day_name(item["day"], today, long=True), "rows": []}
+            )
         days[-1]["rows"].append(item)
     return days
-
-
-def _day_label(day: date, today: date) -> str:
-    if day == today:
-        return "Today"
-    if day == today - timedelta(days=1):
-        return "Yesterday"
-    year = f" {day.year}" if day.year != today.year else ""
-    return f"{day:%A}, {day.day} {day:%B}{year}"
 
 
 def _report(report: ClaudeImportReport) -> dict[str, Any]:

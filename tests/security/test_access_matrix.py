@@ -151,7 +151,7 @@ async def test_every_route_but_health_and_static_needs_the_token(
 
 async def test_public_routes_answer_without_the_token(anon: httpx.AsyncClient) -> None:
     assert (await anon.get("/api/health")).status_code == 200
-    assert (await anon.get("/static/app.js")).status_code == 200
+    assert (await anon.get("/static/js/core.js")).status_code == 200
 
 
 async def test_wrong_tokens_of_every_length_are_refused(
@@ -194,7 +194,7 @@ async def test_foreign_host_is_refused_on_every_route_even_with_the_token(
         rows.append((ep, r.status_code, {403}))
     for host in FOREIGN_HOSTS:
         h = host.format(port=server.port)
-        for path in ("/api/health", "/api/sessions", "/", "/static/app.js"):
+        for path in ("/api/health", "/api/sessions", "/", "/static/js/core.js"):
             r = await anon.get(path, headers={**bearer(), "Host": h})
             no_cors(r, h)
             rows.append((f"GET {path} Host={h}", r.status_code, {403}))

@@ -324,7 +324,7 @@ def test_preview_kinds_render_escaped(preview: dict[str, Any], status: str) -> N
         "preview": preview,
         "at": "2026-12-02T14:00:00.000Z",
     }
-    html = templates.get_template("_permission_card.html").render(perm=perm, notice=HOSTILE)
+    html = templates.get_template("cards/_permission.html").render(perm=perm, notice=HOSTILE)
     assert_no_active_markup(html)
     assert HOSTILE not in html and "&lt;script&gt;" in html
     soup = BeautifulSoup(html, "html.parser")

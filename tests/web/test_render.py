@@ -1,10 +1,9 @@
-"""Markdown sanitizing, event folding and the event/page templates."""
+"""The event and page templates, rendered through the one Jinja environment."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -12,24 +11,13 @@ from bs4 import BeautifulSoup
 from fastapi.templating import Jinja2Templates
 
 from app.resources import templates_dir
-from app.web.render import (
+from app.web.render import make_templates
+from app.web.transcript import (
     EVENT_KINDS,
     SSE_SWAP_EVENTS,
-    command_names,
-    credential_label,
-    day_label,
-    decision_text,
     error_advice,
     fold_events,
-    format_cost,
-    format_duration,
-    format_tokens,
-    home_path,
-    make_templates,
-    markdown_to_html,
     render_event,
-    split_output,
-    sse_event_name,
     with_thought_duration,
 )
 
@@ -156,197 +144,6 @@ def assert_no_active_markup(html: str) -> None:
         assert "style" not in tag.attrs, tag.name
         href = str(tag.get("href", ""))
         assert not href.lower().startswith(("javascript:", "data:", "vbscript:")), href
-
-
-# -- markdown ------------------------------------------------------------------------
-
-
-def test_markdown_escapes_raw_html() -> None:
-    html = markdown_to_html(f'{HOSTILE}\n\n<img src=x onerror="alert(1)">\n\n<b>bold</b>')
-    assert "<script" not in html
-    assert "<img" not in html
-    assert "<b>" not in html
-    assert "&lt;script&gt;" in html
-    assert "&lt;img src=x onerror=" in html
-
-
-@pytest.mark.parametrize(
-    "link",
-    [
-        "javascript:alert(1)",
-        "JaVaScRiPt:alert(1)",
-        "data:text/html;base64,PHNjcmlwdD4=",
-        "data:image/png;base64,AAAA",
-        "vbscript:msgbox(1)",
-        "/relative/path",
-        " javascript:alert(1)",
-    ],
-)
-def test_markdown_drops_unsafe_links(link: str) -> None:
-    for source in (f"[click]({link})", f"<{link}>", f"[click][r]\n\n[r]: {link}", f"![x]({link})"):
-        html = markdown_to_html(source)
-        assert "href" not in html, source
-        assert "<img" not in html
-
-
-def test_markdown_keeps_web_links_with_rel() -> None:
-    html = markdown_to_html("[site](https://example.com/a) <mailto:me@example.com>")
-    soup = BeautifulSoup(html, "html.parser")
-    links = soup.find_all("a")
-    assert [a["href"] for a in links] == ["https://example.com/a", "mailto:me@example.com"]
-    for a in links:
-        assert a["rel"] == ["noopener", "noreferrer", "nofollow"]
-
-
-def test_markdown_images_become_links() -> None:
-    html = markdown_to_html("![diagram](https://example.com/d.png)")
-    assert "<img" not in html
-    assert 'href="https://example.com/d.png"' in html
-
-
-def test_markdown_highlights_python_fence_with_copy_button() -> None:
-    html = markdown_to_html('```python\ndef f():\n    return "<b>"\n```')
-    soup = BeautifulSoup(html, "html.parser")
-    block = soup.select_one("div.code")
-    assert block is not None
-    button = block.select_one("button.copy")
-    assert button is not None and button["type"] == "button"
-    code = block.select_one("pre.hl code.language-python")
-    assert code is not None
-    assert code.select_one("span.k") is not None  # the `def` keyword
-    assert "&lt;b&gt;" in html
-    assert "style=" not in html
-
-
-def test_markdown_unknown_language_is_plain_escaped() -> None:
-    html = markdown_to_html(f"```nosuchlanguage\n{HOSTILE}\n```\n\n    indented {HOSTILE}")
-    assert "<script" not in html
-    assert html.count('class="copy"') == 2
-    assert "<span class=" not in html.split("</button>", 1)[1].split("</pre>")[0]
-
-
-def test_markdown_tables_on_linkify_off() -> None:
-    html = markdown_to_html("| a | b |\n|---|---|\n| 1 | 2 |\n\nsee example.com")
-    assert "<table>" in html
-    assert "<a" not in html
-
-
-def test_bidi_controls_are_made_visible() -> None:
-    html = markdown_to_html("access \u202euser\u2066 ok")
-    assert "\u202e" not in html and "\u2066" not in html
-    assert "\ufffd" in html
-
-
-def test_sse_event_names() -> None:
-    assert sse_event_name("error") == "agent_error"
-    assert sse_event_name("text_delta") == "text_delta"
-    assert sse_event_name("error") in SSE_SWAP_EVENTS.split(",")
-
-
-# -- filters -------------------------------------------------------------------------
-
-
-def test_filters() -> None:
-    assert format_duration(2800) == "2.8 s"
-    assert format_duration(850) == "850 ms"
-    assert format_duration(185_000) == "3 min 5 s"
-    assert format_duration(None) == ""
-    assert format_cost(0.0123) == "$0.0123"
-    assert format_cost(0.42) == "$0.42"
-    assert format_cost(0) == "$0.00"
-    assert format_cost(12.5) == "$12.50"
-    assert format_cost(None) == ""
-    assert format_tokens(310) == "310"
-    assert format_tokens(1234) == "1.2k"
-    assert decision_text("allow_once", "user") == "Allowed once by you"
-    assert decision_text("expired", "timeout") == "Expired after waiting too long"
-
-
-# -- fold_events -----------------------------------------------------------------------
-
-
-def test_fold_drops_deltas_of_finished_messages() -> None:
-    events = [
-        ev(1, "user_message", text="hi"),
-        ev(2, "text_delta", text="Hel", message_id="m1"),
-        ev(3, "text_delta", text="lo", message_id="m1"),
-        ev(4, "assistant_message", text="Hello", message_id="m1"),
-    ]
-    folded = fold_events(events)
-    assert [e["kind"] for e in folded] == ["user_message", "assistant_message"]
-
-
-def test_fold_merges_streaming_deltas() -> None:
-    events = [
-        ev(1, "assistant_message", text="Done", message_id="m1"),
-        ev(2, "text_delta", text="Wor", message_id="m2"),
-        ev(3, "text_delta", text="king", message_id="m2"),
-        ev(4, "status", status="working"),
-        ev(5, "text_delta", text="…", message_id="m2"),
-        ev(6, "text_delta", text="other", message_id="m3"),
-    ]
-    folded = fold_events(events)
-    assert [e["kind"] for e in folded] == [
-        "assistant_message",
-        "text_stream",
-        "status",
-        "text_stream",
-    ]
-    assert folded[1] == {
-        "kind": "text_stream",
-        "message_id": "m2",
-        "session_id": "s1",
-        "at": "2026-12-02T14:00:00Z",
-        "text": "Working…",
-        "seq": 5,
-    }
-    assert folded[3]["text"] == "other" and folded[3]["seq"] == 6
-
-
-def test_fold_keeps_deltas_that_precede_a_later_message_only_by_id() -> None:
-    # A message id reused later must not swallow deltas that come after its completion.
-    events = [
-        ev(1, "text_delta", text="a", message_id=""),
-        ev(2, "assistant_message", text="a", message_id=""),
-        ev(3, "text_delta", text="b", message_id=""),
-    ]
-    folded = fold_events(events)
-    assert [(e["kind"], e.get("text")) for e in folded] == [
-        ("assistant_message", "a"),
-        ("text_stream", "b"),
-    ]
-
-
-def test_fold_attaches_decisions_and_tool_states() -> None:
-    request = ev(1, "permission_request", permission_id="p1", tool="Bash", status="pending")
-    other = ev(2, "permission_request", permission_id="p2", tool="Bash", status="pending")
-    decision = ev(
-        3, "permission_decision", permission_id="p1", decision="allow_once", source="user"
-    )
-    events = [
-        request,
-        other,
-        decision,
-        ev(4, "tool_call", tool_call_id="t1", tool="Read"),
-        ev(5, "tool_result", tool_call_id="t1", output="x", is_error=False),
-        ev(6, "tool_call", tool_call_id="t2", tool="Bash"),
-        ev(7, "tool_result", tool_call_id="t2", output="x", is_error=True),
-        ev(8, "tool_call", tool_call_id="t3", tool="Bash"),
-        ev(9, "turn_end", stop_reason="end_turn"),
-        ev(10, "tool_call", tool_call_id="t4", tool="Bash"),
-    ]
-    folded = fold_events(events)
-    assert [e["seq"] for e in folded] == list(range(1, 11))
-    assert folded[0]["decision"] is decision
-    assert "decision" not in folded[1]
-    assert folded[2] is decision
-    assert "decision" not in request  # inputs are not modified
-    states = {e["tool_call_id"]: e["state"] for e in folded if e["kind"] == "tool_call"}
-    assert states == {"t1": "done", "t2": "failed", "t3": "stopped", "t4": "running"}
-
-
-def test_fold_empty() -> None:
-    assert fold_events([]) == []
 
 
 # -- _event.html ------------------------------------------------------------------------
@@ -480,12 +277,28 @@ def test_permission_card_partial(
         "decision": decision,
         "source": source,
     }
-    html = templates.get_template("_permission_card.html").render(perm=perm, notice=HOSTILE)
+    html = templates.get_template("cards/_permission.html").render(perm=perm, notice=HOSTILE)
     assert len(perm_buttons(html)) == buttons
     assert text in html
     assert_no_active_markup(html)
     card = BeautifulSoup(html, "html.parser").select_one(".perm")
     assert card is not None and card["id"] == "perm-p9"
+
+
+@pytest.mark.parametrize("kind", [None, "tool", "no_such_card", "../base"])
+def test_permission_card_kind_without_its_own_card_is_a_tool_card(
+    templates: Jinja2Templates, kind: str | None
+) -> None:
+    perm = {"permission_id": "p9", "tool": "Bash", "status": "pending", "kind": kind}
+    card = templates.get_template("cards/_permission.html")
+    assert card.render(perm=perm) == templates.get_template("cards/_tool.html").render(perm=perm)
+
+
+def test_every_event_template_is_named_by_the_dispatcher() -> None:
+    # _event.html includes events/_<name>.html only for the names it lists.
+    names = {p.stem.removeprefix("_") for p in (templates_dir() / "events").glob("_*.html")}
+    source = (templates_dir() / "_event.html").read_text()
+    assert names and {name for name in names if f'"{name}"' not in source} == set()
 
 
 # -- pages -----------------------------------------------------------------------------
@@ -515,7 +328,13 @@ def test_session_page(templates: Jinja2Templates) -> None:
     assert scripts == [
         "/static/vendor/htmx.min.js",
         "/static/vendor/sse.js",
-        "/static/app.js",
+        "/static/js/core.js",
+        "/static/js/page.js",
+        "/static/js/cards.js",
+        "/static/js/composer.js",
+        "/static/js/items.js",
+        "/static/js/transcript.js",
+        "/static/js/main.js",
         "/static/history.js",
     ]
     assert all(not s.string for s in soup.find_all("script"))
@@ -601,18 +420,6 @@ def test_error_page(templates: Jinja2Templates) -> None:
 # -- chat page additions ---------------------------------------------------------------
 
 
-def test_long_output_splits_into_head_and_rest() -> None:
-    output = "\n".join(f"line {i}" for i in range(2000))
-    head, rest = split_output(output)
-    assert head.count("\n") == 199 and head.endswith("line 199")
-    assert rest.startswith("line 200\n") and rest.endswith("line 1999")
-    assert head + "\n" + rest == output
-    assert split_output("short") == ("short", "")
-    # A few enormous lines are capped by size, not only by count.
-    head, rest = split_output("x" * 50_000)
-    assert len(head) == 20_000 and len(rest) == 30_000
-
-
 def test_live_long_output_fragment_shows_the_head_only(templates: Jinja2Templates) -> None:
     output = "\n".join(f"line {i}" for i in range(2000))
     soup = BeautifulSoup(
@@ -682,33 +489,6 @@ def test_error_card_says_what_to_do(templates: Jinja2Templates) -> None:
     assert todo(message="The server stopped. Send a message to continue.") == ""
     assert todo(message="x", resume_failed=True, continue_url="/sessions/s/continue") == ""
     assert error_advice({"message": "boom"}).startswith("Send a message")
-
-
-def test_credentials_commands_and_home() -> None:
-    assert credential_label("ANTHROPIC_API_KEY") == "API key from ANTHROPIC_API_KEY"
-    assert credential_label("none") == "login (no API key)"
-    assert credential_label("something new") == "something new"
-    assert credential_label(None) == ""
-    assert command_names(["/compact", "clear", {"name": "review"}, "clear", 3, ""]) == [
-        "compact",
-        "clear",
-        "review",
-    ]
-    assert command_names("compact") == []
-    home = str(Path.home())
-    if home not in ("", "/"):
-        assert home_path(home + "/src/app") == "~/src/app"
-        assert home_path(home + "x/src") == home + "x/src"
-    assert home_path("/elsewhere") == "/elsewhere"
-
-
-def test_day_labels() -> None:
-    today = datetime(2026, 12, 2, 12, 0).astimezone().date()
-    local = datetime(2026, 12, 2, 12, 0).astimezone()
-    assert day_label(local, today) == "Today"
-    assert day_label(local - timedelta(days=1), today) == "Yesterday"
-    assert day_label(local - timedelta(days=3), today) == "Sun 29 Nov"
-    assert day_label(local - timedelta(days=400), today) == "Tue 28 Oct 2025"
 
 
 def test_session_page_header_composer_and_commands(templates: Jinja2Templates) -> None:

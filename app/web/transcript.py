@@ -1,0 +1,217 @@
+"""The chat transcript: which events the page shows, how stored ones are shaped for it.
+
+The page render and the SSE stream both use ``templates/_event.html``, so a reload shows
+what the stream showed.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from fastapi.templating import Jinja2Templates
+
+from app.services.records import EventDict
+from app.web.formatting import as_number, as_text
+
+# Every kind the page knows how to show; the session page subscribes to exactly these
+# SSE event names, so a kind added later is ignored by old pages instead of garbling them.
+EVENT_KINDS: tuple[str, ...] = (
+    "user_message",
+    "text_delta",
+    "assistant_message",
+    "thought",
+    "tool_call",
+    "tool_result",
+    "permission_request",
+    "permission_decision",
+    "turn_end",
+    "backend_session",
+    "session_info",
+    "mode_changed",
+    "error",
+    "status",
+    "queued_sent",
+    "queued_dropped",
+    "note",
+    "plan",
+    "usage",
+    "commands",
+    "title",
+)
+# EventSource also fires "error" for connection failures, so a stored ``error`` event is
+# better sent under another name (``sse_event_name``); the page listens to both.
+_SSE_NAMES = {"error": "agent_error"}
+SSE_SWAP_EVENTS = ",".join([*EVENT_KINDS, *_SSE_NAMES.values()])
+
+
+def sse_event_name(kind: str) -> str:
+    """The SSE ``event:`` name for an event kind (``error`` would clash with EventSource's own)."""
+    return _SSE_NAMES.get(kind, kind)
+
+
+# A thought longer than this after the event before it is not timed: the gap is more
+# likely an idle session (or an import) than thinking.
+_MAX_THOUGHT_MS = 30 * 60 * 1000
+
+
+def _parse_at(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def thought_duration_ms(thought: EventDict, previous_at: object) -> int | None:
+    """How long the agent thought, when it is known.
+
+    A backend that times its thinking says so in ``duration_ms``. Otherwise a thought
+    arrives whole when the thinking is over, so the time since the event before it (the
+    prompt, a tool result) is how long it took.
+    """
+    known = as_number(thought.get("duration_ms"))
+    if known is not None:
+        return int(known) if known >= 0 else None
+    end, start = _parse_at(thought.get("at")), _parse_at(previous_at)
+    if end is None or start is None:
+        return None
+    ms = int((end - start).total_seconds() * 1000)
+    return ms if 0 <= ms <= _MAX_THOUGHT_MS else None
+
+
+def with_thought_duration(event: EventDict, previous_at: object) -> EventDict:
+    """``event`` with ``duration_ms`` filled in when it is a thought that can be timed."""
+    if event.get("kind") != "thought" or "duration_ms" in event:
+        return event
+    ms = thought_duration_ms(event, previous_at)
+    return event if ms is None else {**event, "duration_ms": ms}
+
+
+_ADVICE_GIVEN = re.compile(
+    r"send (?:a|the|your) message|start a new session|restore the folder|install",
+    re.IGNORECASE,
+)
+_AUTH_PROBLEM = re.compile(
+    r"not logged in|please log ?in|/login|authenticat|api[ _-]?key|unauthori[sz]ed|\b401\b"
+    r"|credit balance",
+    re.IGNORECASE,
+)
+_BUSY_PROBLEM = re.compile(r"rate.?limit|overloaded|\b429\b|\b529\b|too many requests", re.I)
+
+
+def error_advice(event: EventDict) -> str:
+    """What the user can do about an error card, unless its message already says so."""
+    message = as_text(event.get("message"))
+    if event.get("resume_failed") or _ADVICE_GIVEN.search(message):
+        return ""
+    if _AUTH_PROBLEM.search(message):
+        return (
+            "Check the CLI's login: run it once in a terminal and sign in, or put its API "
+            "key in the profile's environment. Then send your message again."
+        )
+    if _BUSY_PROBLEM.search(message):
+        return "The model's service is busy or rate-limited: wait a minute, then send again."
+    return (
+        "Send a message to start the agent again. If this keeps happening, open Details "
+        "for the CLI's own output and check the profile's settings."
+    )
+
+
+def fold_events(events: list[EventDict]) -> list[EventDict]:
+    """Shape a stored event list for the page.
+
+    - text deltas of a message that later completed are dropped (the full message
+      follows);
+    - the deltas of a message still streaming become one ``text_stream`` item at the
+      position of its first delta, as the live page builds it;
+    - a ``permission_request`` gets its ``permission_decision`` as ``decision`` (the
+      decision event stays in the list);
+    - a ``tool_call`` gets ``state``: done, failed, stopped (its turn ended without a
+      result) or running;
+    - a ``thought`` gets ``duration_ms`` when it can be timed (``thought_duration_ms``);
+    - every ``plan`` but the newest gets ``superseded`` (each plan replaces the last).
+    Input dicts are never modified.
+    """
+    completed: set[str] = set()
+    dropped: set[int] = set()
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        kind = event.get("kind")
+        if kind == "assistant_message":
+            completed.add(str(event.get("message_id") or ""))
+        elif kind == "text_delta" and str(event.get("message_id") or "") in completed:
+            dropped.add(index)
+
+    decisions: dict[str, EventDict] = {}
+    results: dict[str, EventDict] = {}
+    last_turn_end = -1
+    last_plan = -1
+    for index, event in enumerate(events):
+        kind = event.get("kind")
+        if kind == "permission_decision":
+            decisions.setdefault(str(event.get("permission_id") or ""), event)
+        elif kind == "tool_result":
+            results.setdefault(str(event.get("tool_call_id") or ""), event)
+        elif kind == "turn_end":
+            last_turn_end = index
+        elif kind == "plan":
+            last_plan = index
+
+    out: list[EventDict] = []
+    streams: dict[str, tuple[EventDict, list[str]]] = {}
+    for index, event in enumerate(events):
+        if index in dropped:
+            continue
+        kind = event.get("kind")
+        if kind == "text_delta":
+            mid = str(event.get("message_id") or "")
+            if mid not in streams:
+                item: EventDict = {
+                    "kind": "text_stream",
+                    "message_id": mid,
+                    "session_id": event.get("session_id"),
+                    "at": event.get("at"),
+                    "text": "",
+                    "seq": event.get("seq"),
+                }
+                streams[mid] = (item, [])
+                out.append(item)
+            item, parts = streams[mid]
+            parts.append(str(event.get("text") or ""))
+            item["seq"] = event.get("seq")
+        elif kind == "permission_request":
+            item = dict(event)
+            decision = decisions.get(str(event.get("permission_id") or ""))
+            if decision is not None:
+                item["decision"] = decision
+            out.append(item)
+        elif kind == "tool_call":
+            item = dict(event)
+            result = results.get(str(event.get("tool_call_id") or ""))
+            if result is not None:
+                item["state"] = "failed" if result.get("is_error") else "done"
+            else:
+                item["state"] = "stopped" if index < last_turn_end else "running"
+            out.append(item)
+        elif kind == "thought":
+            previous = events[index - 1].get("at") if index else None
+            out.append(with_thought_duration(event, previous))
+        elif kind == "plan" and index < last_plan:
+            out.append({**event, "superseded": True})
+        else:
+            out.append(event)
+    for item, parts in streams.values():
+        item["text"] = "".join(parts)
+    return out
+
+
+def render_event(templates: Jinja2Templates, event: EventDict, **context: Any) -> str:
+    """One event as the HTML fragment the page would show for it (for SSE).
+
+    Extra keyword arguments (e.g. ``install_hint``) are passed to the template.
+    """
+    template = templates.get_template("_event.html")
+    return str(template.render({**context, "e": event}))

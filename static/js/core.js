@@ -1,0 +1,131 @@
+// Angelia's page scripts share one namespace, window.Angelia; this file, loaded first,
+// makes it and puts the helpers used by more than one of them on it: parsing server
+// fragments, local times, error text from a response, cost and token formats, the tab
+// title, asking the approvals badge to update, desktop notifications and stopping the
+// running turn.
+// The scripts are plain files loaded with `defer`, in the order templates/base.html lists
+// them, under `script-src 'self'`: no inline handlers anywhere, everything is wired by id,
+// class or data attribute.
+(function () {
+  "use strict";
+
+  var A = (window.Angelia = window.Angelia || {});
+
+  function parseFragment(html) {
+    // The server renders these fragments with autoescaping; a <template> parses them
+    // without running anything or fetching images.
+    var tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    return tpl.content;
+  }
+
+  function localiseTimes(root) {
+    var nodes = root.querySelectorAll("time[datetime]");
+    for (var i = 0; i < nodes.length; i++) {
+      var when = new Date(nodes[i].getAttribute("datetime"));
+      if (!isNaN(when.getTime())) {
+        nodes[i].textContent = when.toLocaleString(undefined, {
+          dateStyle: "medium",
+          timeStyle: "short",
+        });
+      }
+    }
+  }
+
+  function responseMessage(xhr, fallback) {
+    if (!xhr || xhr.status === 0) {
+      return fallback + " The server did not answer.";
+    }
+    var body = (xhr.responseText || "").trim();
+    // Only short plain-text bodies are shown, and only as text.
+    if (body && body.length < 500 && body.charAt(0) !== "<") {
+      return body;
+    }
+    return fallback + " (HTTP " + xhr.status + ")";
+  }
+
+  function formatCost(usd) {
+    // Mirrors formatting.format_cost, so a live update reads like a reload.
+    if (Math.abs(usd) >= 1) {
+      return "$" + usd.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    }
+    var parts = usd.toFixed(4).replace(/0+$/, "").split(".");
+    var frac = parts[1] || "";
+    while (frac.length < 2) {
+      frac += "0";
+    }
+    return "$" + parts[0] + "." + frac;
+  }
+
+  function formatTokens(count) {
+    if (count < 1000) {
+      return String(Math.round(count));
+    }
+    if (count < 1000000) {
+      return (count / 1000).toFixed(1) + "k";
+    }
+    return (count / 1000000).toFixed(1) + "M";
+  }
+
+  // ---- pending approvals and notifications ----------------------------------------
+
+  // The title's "(n) " prefix is the badge count: approvals waiting in any session.
+  var baseTitle = document.title.replace(/^\(\d+\)\s*/, "");
+
+  // Asks the sidebar badge to poll now instead of at its next tick.
+  function refreshBadge() {
+    if (window.htmx && document.getElementById("pending-badge")) {
+      htmx.trigger(document.body, "angelia-pending");
+    }
+  }
+
+  function canNotify() {
+    return "Notification" in window && Notification.permission === "granted";
+  }
+
+  function notify(title, body, tag) {
+    if (!canNotify()) {
+      return;
+    }
+    try {
+      var note = new Notification(title, { body: body, tag: tag });
+      note.onclick = function () {
+        window.focus();
+        note.close();
+      };
+    } catch (err) {
+      // Some platforms only allow notifications from a service worker; the title
+      // badge still shows the count.
+    }
+  }
+
+  // The session's turn is running (or waiting on an approval): Stop has something to stop.
+  function turnActive() {
+    var badge = document.querySelector("#session-status .status");
+    var status = badge ? badge.getAttribute("data-status") : "";
+    return status === "working" || status === "waiting";
+  }
+
+  // Presses the real Stop button, so Escape and a click share one request path.
+  function interruptTurn() {
+    var stop = document.getElementById("stop-btn");
+    if (!stop || !turnActive()) {
+      return false;
+    }
+    if (window.htmx) {
+      htmx.process(stop);
+    }
+    stop.click();
+    return true;
+  }
+
+  A.parseFragment = parseFragment;
+  A.localiseTimes = localiseTimes;
+  A.responseMessage = responseMessage;
+  A.formatCost = formatCost;
+  A.formatTokens = formatTokens;
+  A.baseTitle = baseTitle;
+  A.refreshBadge = refreshBadge;
+  A.notify = notify;
+  A.interruptTurn = interruptTurn;
+})();

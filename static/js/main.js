@@ -1,0 +1,24 @@
+// Starts every part of the page; loaded last of static/js (see templates/base.html).
+(function () {
+  "use strict";
+
+  var A = window.Angelia;
+
+  function init() {
+    A.initMenu();
+    A.initCopyButtons();
+    A.initBadge();
+    A.initNotifyButton();
+    A.initShortcuts();
+    A.initModeForm();
+    A.initComposer();
+    A.initTranscript();
+    A.localiseTimes(document);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();

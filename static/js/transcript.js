@@ -1,0 +1,213 @@
+// The live transcript: following new content at the bottom, the pending approvals count,
+// the SSE stream (dropping what a reconnect replays, handing each message to its kind's
+// update in items.js), reconnect notices and pages of earlier events loaded above.
+(function () {
+  "use strict";
+
+  var A = window.Angelia;
+
+  var FOLLOW_SLACK_PX = 48;
+  var RECONNECT_NOTICE_MS = 2000;
+
+  function initTranscript() {
+    var log = document.getElementById("transcript");
+    if (!log) {
+      return;
+    }
+    var jump = document.getElementById("jump");
+    var notice = document.getElementById("conn-notice");
+    var lastSeq = parseInt(log.getAttribute("data-last-seq") || "0", 10) || 0;
+    var follow = true;
+    var localPending = -1;
+    var noticeTimer = null;
+
+    function atBottom() {
+      return log.scrollHeight - log.scrollTop - log.clientHeight <= FOLLOW_SLACK_PX;
+    }
+
+    function toBottom() {
+      log.scrollTop = log.scrollHeight;
+      if (jump) {
+        jump.hidden = true;
+      }
+    }
+
+    function afterNewContent() {
+      var empty = log.querySelector(".empty");
+      if (empty) {
+        empty.remove();
+      }
+      if (follow) {
+        toBottom();
+      } else if (jump) {
+        jump.hidden = false;
+      }
+      updatePending();
+    }
+
+    function updatePending() {
+      var cards = log.querySelectorAll('.perm[data-status="pending"]');
+      var count = cards.length;
+      var note = document.getElementById("pending-note");
+      var number = document.getElementById("pending-count");
+      if (note && number) {
+        number.textContent = String(count);
+        note.hidden = count === 0;
+      }
+      var hint = document.getElementById("composer-hint");
+      if (hint) {
+        hint.hidden = count === 0;
+      }
+      // Only the oldest card answers to Enter/Escape, so only it shows the key hints.
+      var marked = log.querySelectorAll(".perm.is-next");
+      for (var i = 0; i < marked.length; i++) {
+        marked[i].classList.remove("is-next");
+      }
+      if (count) {
+        cards[0].classList.add("is-next");
+      }
+      if (localPending >= 0 && count !== localPending) {
+        A.refreshBadge();
+      }
+      localPending = count;
+    }
+
+    log.addEventListener("scroll", function () {
+      follow = atBottom();
+      if (follow && jump) {
+        jump.hidden = true;
+      }
+    });
+    if (jump) {
+      jump.addEventListener("click", function () {
+        follow = true;
+        toBottom();
+      });
+    }
+
+    var items = A.transcriptItems(log);
+    // What these kinds do to the page besides being appended as they arrive.
+    var alsoUpdate = {
+      permission_request: A.onPermissionRequest,
+      mode_changed: items.onModeChanged,
+      tool_result: items.onToolResult,
+      turn_end: items.onTurnEnd,
+      plan: function () {
+        items.settlePlans(false);
+      },
+      commands: items.onCommands,
+      status: items.onStatus,
+      session_info: items.onSessionInfo,
+    };
+
+    log.addEventListener("htmx:sseBeforeMessage", function (evt) {
+      var msg = evt.detail;
+      if (typeof msg.data !== "string") {
+        // A connection failure reaches listeners of an event named "error" too.
+        evt.preventDefault();
+        return;
+      }
+      var seq = parseInt(msg.lastEventId, 10);
+      if (!isNaN(seq)) {
+        // A reconnect replays from the page's starting point; what we already show is
+        // dropped here instead of appearing twice.
+        if (seq <= lastSeq) {
+          evt.preventDefault();
+          return;
+        }
+        lastSeq = seq;
+        log.setAttribute("data-last-seq", String(seq));
+      }
+      follow = atBottom();
+      switch (msg.type) {
+        case "text_delta":
+          evt.preventDefault();
+          items.onDelta(msg.data, seq);
+          afterNewContent();
+          return;
+        case "assistant_message": {
+          var mid = A.parseFragment(msg.data).querySelector("[data-mid]");
+          var live = mid ? document.getElementById("live-" + mid.getAttribute("data-mid")) : null;
+          if (live) {
+            evt.preventDefault();
+            items.replaceLive(live, msg.data);
+            afterNewContent();
+          }
+          return;
+        }
+        case "permission_decision":
+          // The request's card collapses to the line saying who decided what; a second
+          // line would say it again. Without the card (an earlier page) the line stays.
+          if (A.markDecided(msg.data)) {
+            evt.preventDefault();
+            afterNewContent();
+          }
+          return;
+        case "queued_sent":
+        case "queued_dropped":
+          evt.preventDefault();
+          items.onQueue(msg.data);
+          return;
+      }
+      if (Object.prototype.hasOwnProperty.call(alsoUpdate, msg.type)) {
+        alsoUpdate[msg.type](msg.data);
+      }
+    });
+
+    log.addEventListener("htmx:sseMessage", function (evt) {
+      A.localiseTimes(log);
+      afterNewContent();
+      A.tickWaits();
+    });
+
+    log.addEventListener("htmx:sseError", function (evt) {
+      var cause = evt.detail && evt.detail.error;
+      if (cause && typeof cause.data === "string") {
+        return; // a stored error event sent as "error", not a lost connection
+      }
+      // When the extension has to build a new EventSource, the browser's Last-Event-ID
+      // is gone; asking for what follows our last event keeps the replay short.
+      var url = log.getAttribute("sse-connect");
+      if (url) {
+        log.setAttribute("sse-connect", url.replace(/([?&]after=)\d+/, "$1" + lastSeq));
+      }
+      if (notice && noticeTimer === null) {
+        noticeTimer = window.setTimeout(function () {
+          notice.hidden = false;
+        }, RECONNECT_NOTICE_MS);
+      }
+    });
+
+    log.addEventListener("htmx:sseOpen", function () {
+      if (noticeTimer !== null) {
+        window.clearTimeout(noticeTimer);
+        noticeTimer = null;
+      }
+      if (notice) {
+        notice.hidden = true;
+      }
+    });
+
+    // A decision made in this tab swaps the card; the counts follow.
+    document.body.addEventListener("htmx:afterSwap", function (evt) {
+      var target = evt.detail.target;
+      if (target && target.classList && target.classList.contains("earlier")) {
+        items.settleQueues();
+        items.settlePlans(true);
+      }
+      updatePending();
+    });
+
+    // Long sessions open at the end, unless a permalink (#e-<seq>) asks for an event.
+    var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    if (target && log.contains(target)) {
+      target.scrollIntoView({ block: "center" });
+      follow = atBottom();
+    } else {
+      toBottom();
+    }
+    updatePending();
+  }
+
+  A.initTranscript = initTranscript;
+})();
