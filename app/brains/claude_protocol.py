@@ -334,6 +334,8 @@ class ClaudeStreamParser:
             reason=_str(request.get("decision_reason")),
             blocked_path=_str(request.get("blocked_path")),
             prompt_kind=kind,
+            # A subagent's request names its agent (= task) id, not the Agent call.
+            parent_tool_call_id=self._task_tools.get(_str(request.get("agent_id")), ""),
         )
         suggestions = tuple(
             s for s in _list(request.get("permission_suggestions")) if isinstance(s, dict)

@@ -115,6 +115,8 @@ class PermissionAsked(BrainEvent):
     reason: str = ""
     blocked_path: str = ""
     prompt_kind: PromptKind = "tool"
+    # Set when a subagent asks: the id of the tool call that runs the subagent.
+    parent_tool_call_id: str = ""
 
 
 @dataclass(frozen=True)

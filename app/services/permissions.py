@@ -101,6 +101,7 @@ class PermissionService:
                 "blocked_path": asked.blocked_path,
                 "tool_call_id": asked.tool_call_id,
                 "prompt": asked.prompt_kind,
+                "parent_tool_call_id": asked.parent_tool_call_id,
                 "preview": build_preview(asked.tool, asked.input, cwd),
                 "always_rule": (
                     suggest_rule(asked.tool, asked.input, cwd)

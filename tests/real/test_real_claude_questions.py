@@ -6,6 +6,7 @@ go back with the allow, and the model reads them in the tool result.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,6 +14,7 @@ import pytest
 
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, of_kind, send, wait_for_events
+from tests.real.conftest import ProfileFactory
 from tests.real.test_real_claude_permissions import the_pending_request, tool_results_sent_to_model
 
 pytestmark = pytest.mark.real_cli
@@ -107,3 +109,91 @@ async def test_declining_a_question_tells_the_model(
     await wait_for_events(client, sid, count("turn_end"))
     [result] = tool_results_sent_to_model(fake_model)
     assert "decide yourself" in str(result["content"])
+
+
+PLAN = "# Plan\n\n1. write `hello.txt`\n2. say done"
+
+
+@pytest.fixture
+async def plan_session(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    claude_bin: Path,
+    claude_env: dict[str, str],
+    fake_model: FakeModelServer,
+    project_dir: Path,
+) -> str:
+    fake_model.set_rules(
+        {
+            "rules": [
+                # Inline plan, no plan file: the CLI asks with an empty input.
+                {
+                    "match": "plan it",
+                    "tool": "ExitPlanMode",
+                    "input": {"plan": PLAN},
+                    "force": True,
+                },
+                {
+                    "match": "write it",
+                    "tool": "Write",
+                    "input": {"file_path": str(project_dir / "hello.txt"), "content": "hi\n"},
+                },
+            ],
+            "after_tool": "ok",
+        }
+    )
+    profile = await make_profile("claude", [str(claude_bin)], claude_env, permission_mode="plan")
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+async def test_approving_a_plan_shows_it_and_switches_to_accept_edits(
+    client: httpx.AsyncClient, plan_session: str, fake_model: FakeModelServer, project_dir: Path
+) -> None:
+    sid = plan_session
+    await send(client, sid, "plan it")
+    request = await the_pending_request(client, sid)
+    assert request["kind"] == "plan" and request["tool"] == "ExitPlanMode"
+    assert request["input"]["plan"] == PLAN  # taken from the tool_use block
+    r = await client.post(
+        f"/api/permissions/{request['id']}/decision",
+        json={"decision": "allow_once", "mode": "plan"},
+    )
+    assert r.status_code == 422, r.text
+    r = await client.post(
+        f"/api/permissions/{request['id']}/decision",
+        json={"decision": "allow_once", "mode": "acceptEdits"},
+    )
+    assert r.status_code == 200, r.text
+    events = await wait_for_events(client, sid, count("turn_end"))
+    [decision] = of_kind(events, "permission_decision")
+    assert decision["prompt"] == "plan" and decision["mode"] == "acceptEdits"
+    [result] = tool_results_sent_to_model(fake_model)
+    assert "approved exiting plan mode" in str(result["content"])
+    session = (await client.get(f"/api/sessions/{sid}")).json()
+    assert session["permission_mode"] == "acceptEdits"
+
+    # In acceptEdits the next edit runs without asking.
+    await send(client, sid, "write it")
+    events = await wait_for_events(client, sid, count("turn_end", 2))
+    assert (project_dir / "hello.txt").read_text() == "hi\n"
+    assert len(of_kind(events, "permission_request")) == 1
+    assert (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"] == "acceptEdits"
+
+
+async def test_keep_planning_sends_the_feedback_and_stays_in_plan_mode(
+    client: httpx.AsyncClient, plan_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = plan_session
+    await send(client, sid, "plan it")
+    request = await the_pending_request(client, sid)
+    r = await client.post(
+        f"/api/permissions/{request['id']}/decision",
+        json={"decision": "deny", "message": "add a test step"},
+    )
+    assert r.status_code == 200, r.text
+    await wait_for_events(client, sid, count("turn_end"))
+    [result] = tool_results_sent_to_model(fake_model)
+    assert "add a test step" in str(result["content"])
+    assert (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"] in (None, "plan")
