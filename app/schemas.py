@@ -293,15 +293,41 @@ class SessionPublic(BaseModel):
     updated_at: datetime
 
 
+class ImageIn(BaseModel):
+    """An attached image: PNG, JPEG, GIF or WebP, base64, at most 5 MB."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    media_type: str = Field(max_length=100)
+    data: str = Field(max_length=7_000_000)
+
+
 class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=1, max_length=1_000_000)
+    text: str = Field(default="", max_length=1_000_000)
+    images: list[ImageIn] = Field(default_factory=list, max_length=10)
 
-    @field_validator("text")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        return _not_blank(v, "message is empty")
+    @model_validator(mode="after")
+    def _not_empty(self) -> MessageIn:
+        if not self.images:
+            _not_blank(self.text, "message is empty")
+        return self
+
+
+class RewindIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    event_seq: int = Field(ge=1)
+    dry_run: bool = False
+
+
+class RewindPublic(BaseModel):
+    event_seq: int
+    files: list[str]
+    insertions: int
+    deletions: int
+    dry_run: bool
 
 
 class QueuedPublic(BaseModel):

@@ -35,7 +35,14 @@ from app.brains.acp_client import (
 )
 from app.brains.acp_session import RESOURCE_NOT_FOUND, AcpSession, turn_ended
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper
-from app.brains.base import Brain, BrainConfig, BrainFacts, Capability, PermissionAnswer
+from app.brains.base import (
+    Brain,
+    BrainConfig,
+    BrainFacts,
+    Capability,
+    ImageData,
+    PermissionAnswer,
+)
 from app.brains.events import (
     BrainError,
     BrainEvent,
@@ -119,7 +126,7 @@ class AcpBrain(Brain):
         self._watcher: asyncio.Task[None] | None = None
         self._runner: asyncio.Task[None] | None = None
         self._prompt: asyncio.Task[PromptResponse] | None = None
-        self._prompts: asyncio.Queue[str] = asyncio.Queue()
+        self._prompts: asyncio.Queue[tuple[str, Sequence[ImageData]]] = asyncio.Queue()
         self._questions = OpenQuestions()
         self._started = False
         self._stopping = False
@@ -199,12 +206,18 @@ class AcpBrain(Brain):
             raise BrainStartError(message, detail=self._process.stderr_tail()) from None
         self._runner = asyncio.create_task(self._run_turns())
 
-    async def send(self, text: str) -> None:
+    def accepts_images(self) -> bool:
+        caps = self._session.capabilities.prompt_capabilities
+        return bool(caps is not None and caps.image)
+
+    async def send(
+        self, text: str, *, images: Sequence[ImageData] = (), message_id: str = ""
+    ) -> None:
         if self._runner is None or self._stopping or not self._process.running:
             raise BrainFailure(
                 f"{self.label} is not running; send the message again to restart it."
             )
-        self._prompts.put_nowait(text)
+        self._prompts.put_nowait((text, tuple(images)))
 
     async def interrupt(self) -> None:
         """Cancel the current turn (``session/cancel``); queued messages are dropped."""
@@ -297,19 +310,19 @@ class AcpBrain(Brain):
     # -- turns -------------------------------------------------------------------------
     async def _run_turns(self) -> None:
         while True:
-            text = await self._prompts.get()
+            text, images = await self._prompts.get()
             self._turn_active = True
             self._turn_done.clear()
             self._cancel_requested = False
             try:
-                await self._run_turn(text)
+                await self._run_turn(text, images)
             finally:
                 self._turn_done.set()
 
-    async def _run_turn(self, text: str) -> None:
+    async def _run_turn(self, text: str, images: Sequence[ImageData]) -> None:
         self._emit_all(self._mapper.new_turn())
         started = time.monotonic()
-        prompt = self._prompt = asyncio.create_task(self._session.prompt(text))
+        prompt = self._prompt = asyncio.create_task(self._session.prompt(text, images))
         try:
             await asyncio.wait({prompt})
         finally:

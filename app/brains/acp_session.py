@@ -20,7 +20,14 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar, cast
 
-from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent, text_block
+from acp import (
+    PROTOCOL_VERSION,
+    Client,
+    RequestError,
+    connect_to_agent,
+    image_block,
+    text_block,
+)
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentCapabilities,
@@ -35,7 +42,7 @@ from acp.schema import (
 from app import __version__
 from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
-from app.brains.base import BrainConfig
+from app.brains.base import BrainConfig, ImageData
 from app.brains.events import (
     BackendSession,
     BrainError,
@@ -342,8 +349,14 @@ class AcpSession:
             await self._control(request, f"mode {mode_id!r}")
         self.mapper.mode_id = mode_id
 
-    async def prompt(self, text: str) -> PromptResponse:
-        return await self.conn.prompt(session_id=self.sid(), prompt=[text_block(text)])
+    async def prompt(self, text: str, images: Sequence[ImageData] = ()) -> PromptResponse:
+        return await self.conn.prompt(
+            session_id=self.sid(),
+            prompt=[
+                *([text_block(text)] if text else []),
+                *(image_block(i.base64(), i.media_type) for i in images),
+            ],
+        )
 
     async def cancel(self) -> None:
         await self.conn.cancel(session_id=self.sid())

@@ -8,8 +8,9 @@ the capabilities it can enforce. The registry refuses profiles that ask for more
 from __future__ import annotations
 
 import asyncio
+import base64
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -74,6 +75,26 @@ class PermissionAnswer:
     @property
     def allowed(self) -> bool:
         return self.choice in ("allow_once", "allow_always")
+
+
+@dataclass(frozen=True)
+class ImageData:
+    """An image the user attached to a message (already checked by the app)."""
+
+    media_type: str
+    data: bytes
+
+    def base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+
+@dataclass(frozen=True)
+class RewindResult:
+    """What restoring the files to before a message changes (or changed)."""
+
+    files: tuple[str, ...] = ()
+    insertions: int = 0
+    deletions: int = 0
 
 
 class Brain(ABC):
@@ -143,8 +164,21 @@ class Brain(ABC):
         """Spawn the backend; raises ``AgentNotFoundError`` / ``BrainStartError``."""
 
     @abstractmethod
-    async def send(self, text: str) -> None:
-        """Send one user message (one turn)."""
+    async def send(
+        self, text: str, *, images: Sequence[ImageData] = (), message_id: str = ""
+    ) -> None:
+        """Send one user message (one turn); ``message_id`` names it for a later rewind."""
+
+    def accepts_images(self) -> bool:
+        """Whether images can go with a message (known once the backend has started)."""
+        return False
+
+    async def rewind_files(self, message_id: str, *, dry_run: bool = False) -> RewindResult:
+        """Restore the files the agent changed since the message ``message_id``.
+
+        Raises ``NotImplementedError`` when the backend cannot.
+        """
+        raise NotImplementedError(f"{self.label} cannot restore files to an earlier message")
 
     @abstractmethod
     async def interrupt(self) -> None:

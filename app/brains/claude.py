@@ -13,11 +13,19 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.brains import register
-from app.brains.base import Brain, BrainConfig, BrainFacts, Capability, PermissionAnswer
+from app.brains.base import (
+    Brain,
+    BrainConfig,
+    BrainFacts,
+    Capability,
+    ImageData,
+    PermissionAnswer,
+    RewindResult,
+)
 from app.brains.claude_protocol import (
     ClaudeStreamParser,
     ControlReply,
@@ -33,6 +41,7 @@ from app.brains.claude_wire import (
     initialize_request,
     interrupt_request,
     new_request_id,
+    rewind_files_request,
     set_model_request,
     set_permission_mode_request,
     user_message,
@@ -46,7 +55,7 @@ from app.brains.events import (
     TurnEnded,
 )
 from app.errors import BrainError as BrainFailure
-from app.errors import BrainStartError, ProtocolError, ValidationFailed
+from app.errors import BrainStartError, ConflictError, ProtocolError, ValidationFailed
 from app.transport import AgentProcess, ProcessNotRunningError, build_env, describe_exit
 
 log = logging.getLogger(__name__)
@@ -54,6 +63,8 @@ log = logging.getLogger(__name__)
 __all__ = ["ClaudeBrain"]
 
 DEFAULT_DENY_MESSAGE = "The user denied this tool call."
+# The CLI keeps a copy of each file before its tools change it, per user message.
+CHECKPOINT_ENV = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "true"}
 
 
 @dataclass
@@ -139,6 +150,9 @@ class ClaudeBrain(Brain):
         argv = [*(c.command or (self.executable,))]
         argv += ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
         argv += ["--include-partial-messages", "--permission-prompt-tool", "stdio"]
+        # Echoes each user message with its uuid; with file checkpointing on (see
+        # CHECKPOINT_ENV) that uuid is what rewind_files restores to.
+        argv.append("--replay-user-messages")
         argv += ["--permission-mode", c.permission_mode]
         if c.model:
             argv += ["--model", c.model]
@@ -171,7 +185,7 @@ class ClaudeBrain(Brain):
         if self._started:
             return
         self._started = True
-        env = build_env(os.environ, self.config.env)
+        env = build_env(os.environ, {**CHECKPOINT_ENV, **self.config.env})
         await self._process.start(self.build_argv(), cwd=self.config.cwd, env=env)
         self._reader = asyncio.create_task(self._read_loop())
         try:
@@ -190,10 +204,13 @@ class ClaudeBrain(Brain):
         elif (models := offered_models(reply.response)) is not None:
             self._emit(models)
 
-    async def send(self, text: str) -> None:
+    async def send(
+        self, text: str, *, images: Sequence[ImageData] = (), message_id: str = ""
+    ) -> None:
         self._turns_in_flight += 1
+        pairs = [(i.media_type, i.base64()) for i in images]
         try:
-            await self._process.write_json(user_message(text))
+            await self._process.write_json(user_message(text, pairs, message_id))
         except ProcessNotRunningError:
             self._turns_in_flight -= 1
             raise BrainFailure(
@@ -217,6 +234,25 @@ class ClaudeBrain(Brain):
         reply = await self._control(lambda rid: set_permission_mode_request(rid, mode))
         if not reply.ok:
             raise BrainFailure(f"Claude Code refused permission mode {mode!r}: {reply.error}")
+
+    def accepts_images(self) -> bool:
+        return True
+
+    async def rewind_files(self, message_id: str, *, dry_run: bool = False) -> RewindResult:
+        """Restore files with ``rewind_files`` (the CLI's own file checkpoints)."""
+        reply = await self._control(
+            lambda rid: rewind_files_request(rid, message_id, dry_run=dry_run)
+        )
+        body = reply.response
+        if not reply.ok or body.get("canRewind") is False:
+            reason = reply.error or str(body.get("error") or "no checkpoint for that message")
+            raise ConflictError(f"Claude Code cannot rewind the files: {reason}")
+        files = body.get("filesChanged")
+        return RewindResult(
+            files=tuple(f for f in files if isinstance(f, str)) if isinstance(files, list) else (),
+            insertions=_count(body.get("insertions")),
+            deletions=_count(body.get("deletions")),
+        )
 
     async def set_model(self, model: str) -> None:
         """Use ``model`` from the next request on (an alias such as "opus" or a full id)."""
@@ -371,3 +407,7 @@ class ClaudeBrain(Brain):
         if self._last_errors:
             message += " " + "; ".join(self._last_errors)
         return message
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

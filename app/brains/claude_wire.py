@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from app.brains.events import JsonDict
@@ -31,14 +32,31 @@ def new_request_id() -> str:
     return f"req_{next(_counter)}_{secrets.token_hex(4)}"
 
 
-def user_message(text: str) -> JsonDict:
+def user_message(
+    text: str, images: Sequence[tuple[str, str]] = (), message_id: str = ""
+) -> JsonDict:
+    """One user turn; ``images`` are (media type, base64 data) pairs.
+
+    ``message_id`` becomes the message's uuid in the CLI's transcript, which is what a
+    later ``rewind_files`` names.
+    """
+    content: str | list[JsonDict] = text
+    if images:
+        blocks: list[JsonDict] = [{"type": "text", "text": text}] if text else []
+        for media_type, data in images:
+            source = {"type": "base64", "media_type": media_type, "data": data}
+            blocks.append({"type": "image", "source": source})
+        content = blocks
     # The CLI does not route on session_id; it keeps its own.
-    return {
+    message: JsonDict = {
         "type": "user",
-        "message": {"role": "user", "content": text},
+        "message": {"role": "user", "content": content},
         "parent_tool_use_id": None,
         "session_id": "",
     }
+    if message_id:
+        message["uuid"] = message_id
+    return message
 
 
 def control_request(request_id: str, subtype: str, **fields: Any) -> JsonDict:
@@ -63,6 +81,13 @@ def set_permission_mode_request(request_id: str, mode: str) -> JsonDict:
 
 def set_model_request(request_id: str, model: str) -> JsonDict:
     return control_request(request_id, "set_model", model=model)
+
+
+def rewind_files_request(request_id: str, message_id: str, *, dry_run: bool) -> JsonDict:
+    fields: dict[str, Any] = {"user_message_id": message_id}
+    if dry_run:
+        fields["dry_run"] = True
+    return control_request(request_id, "rewind_files", **fields)
 
 
 def control_success(request_id: str, response: JsonDict | None = None) -> JsonDict:

@@ -7,7 +7,8 @@ starts) and recorded as an event, so the transcript shows it live and after a re
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -32,12 +33,16 @@ class SessionControls:
         events: EventLog,
         approvals: Approvals,
         brain_of: Callable[[str], Brain | None],
+        brain_for: Callable[[str], Awaitable[Brain]],
+        busy: Callable[[str], bool],
     ) -> None:
         self._engine = engine
         self.events = events
         self.approvals = approvals
         self.permissions: PermissionService = approvals.permissions
         self._brain_of = brain_of
+        self._brain_for = brain_for
+        self._busy = busy
 
     async def decide(
         self,
@@ -109,3 +114,67 @@ class SessionControls:
 
     def models(self, session_id: str) -> dict[str, Any]:
         return session_models(self._engine, self.events, session_id)
+
+    async def rewind(self, session_id: str, event_seq: int, *, dry_run: bool) -> dict[str, Any]:
+        """Restore the files to their state before the message stored at ``event_seq``.
+
+        ``dry_run`` only says which files would change. Raises ``ValidationFailed`` if
+        that event is not a message the user sent, ``ConflictError`` (409) if the
+        backend cannot rewind, a turn is running, or it has no checkpoint there.
+        """
+        store.get_session(self._engine, session_id)
+        found = self.events.list(session_id, after=event_seq - 1, limit=1)
+        if not found or found[0]["seq"] != event_seq or found[0]["kind"] != "user_message":
+            raise ValidationFailed("event_seq", f"event {event_seq} is not a message you sent")
+        message_id = str(found[0].get("message_id") or "")
+        if not message_id:
+            raise ConflictError(
+                "That message was sent before file checkpoints were kept; it cannot be rewound to."
+            )
+        if self._busy(session_id):
+            raise ConflictError(
+                "The agent is working (or waits for an approval); stop the turn or "
+                "wait for it to end, then rewind."
+            )
+        brain = await self._brain_for(session_id)
+        try:
+            # The real rewind does not say what it changed; the preview does.
+            preview = await brain.rewind_files(message_id, dry_run=True)
+            if not dry_run:
+                await brain.rewind_files(message_id)
+        except NotImplementedError as exc:
+            raise ConflictError(str(exc)) from exc
+        # The CLI's preview can miss files (seen after an earlier rewind), so the files
+        # its edit tools changed since the message, as stored, are listed too.
+        files = sorted({*preview.files, *self._edited_since(session_id, event_seq)})
+        out: dict[str, Any] = {
+            "event_seq": event_seq,
+            "files": files,
+            "insertions": preview.insertions,
+            "deletions": preview.deletions,
+        }
+        if not dry_run:
+            self.events.append(session_id, "rewind", out)
+        return {**out, "dry_run": dry_run}
+
+    def _edited_since(self, session_id: str, event_seq: int) -> set[str]:
+        """Absolute paths that edit tools changed (successfully) after ``event_seq``."""
+        cwd = Path(
+            store.get_profile(
+                self._engine, store.get_session(self._engine, session_id).profile_id
+            ).cwd
+        )
+        calls: dict[str, tuple[int, str]] = {}
+        done: set[str] = set()
+        for e in self.events.list(session_id, after=event_seq):
+            if e["kind"] == "tool_call" and e.get("tool_kind") == "edit":
+                path = (e.get("input") or {}).get("file_path")
+                if isinstance(path, str) and path:
+                    calls[str(e.get("tool_call_id"))] = (e["seq"], str(cwd / path))
+            elif e["kind"] == "tool_result" and not e.get("is_error"):
+                done.add(str(e.get("tool_call_id")))
+            elif e["kind"] == "rewind":
+                # Edits made after the message that rewind went back to are undone.
+                target = int(e.get("event_seq") or 0)
+                calls = {k: v for k, v in calls.items() if v[0] < target}
+        return {path for call, (_seq, path) in calls.items() if call in done}

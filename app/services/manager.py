@@ -11,13 +11,14 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
 from app.brains import get_brain_class
-from app.brains.base import Brain, BrainConfig, PermissionAnswer
+from app.brains.base import Brain, BrainConfig, ImageData, PermissionAnswer
 from app.brains.events import (
     BackendSession,
     BrainError,
@@ -30,13 +31,14 @@ from app.brains.events import (
     TurnEnded,
 )
 from app.db.models import ChatSession, Profile
-from app.errors import AppError, BrainStartError
+from app.errors import AppError, BrainStartError, ValidationFailed
 from app.errors import BrainError as BrainFailure
 from app.services import store
 from app.services.approvals import Approvals
 from app.services.controls import SessionControls
 from app.services.eventlog import EventLog
-from app.services.outbox import Outbox
+from app.services.images import ImageStore
+from app.services.outbox import Message, Outbox
 from app.services.permissions import PermissionService
 from app.services.recovery import kill_group, recover
 from app.services.turns import coalesce_deltas, token_count
@@ -62,9 +64,12 @@ class SessionManager:
         self.settings = settings
         self.permissions = PermissionService(engine, events, self._deliver)
         self.approvals = Approvals(engine, self.permissions)
-        self.controls = SessionControls(engine, events, self.approvals, self._brain_of)
+        self.controls = SessionControls(
+            engine, events, self.approvals, self._brain_of, self.brain_for, self.busy
+        )
         self._live: dict[str, LiveBrain] = {}
         self.outbox = Outbox(events)
+        self.images = ImageStore(settings.data_dir / "images")
         self._start_locks: dict[str, asyncio.Lock] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
@@ -129,23 +134,38 @@ class SessionManager:
         return live.brain if live is not None else None
 
     # -- operations --------------------------------------------------------------
-    async def send_message(self, session_id: str, text: str) -> bool:
-        """Send a message; returns True if it waits (editable) until the agent is free."""
+    async def send_message(
+        self, session_id: str, text: str, images: Sequence[ImageData] = ()
+    ) -> bool:
+        """Send a message; returns True if it waits (editable) until the agent is free.
+
+        Images need a backend that takes them (an ACP agent says so when it starts);
+        otherwise ``ValidationFailed`` and nothing is stored or sent.
+        """
         chat = store.get_session(self._engine, session_id)
+        if images:
+            brain = (await self._ensure_brain(session_id)).brain
+            if not brain.accepts_images():
+                raise ValidationFailed(
+                    "images", f"{brain.label} does not take images; send the text alone"
+                )
+        refs = tuple(self.images.save(session_id, i).ref(session_id) for i in images)
+        message = Message(text, tuple(images), refs)
         if not chat.title:
-            store.update_session(self._engine, session_id, title=store.title_from_message(text))
+            title = store.title_from_message(text or "Image")
+            store.update_session(self._engine, session_id, title=title)
         live = self._live.get(session_id)
         if self.permissions.pending_count(session_id):
             # Sending now would end the turn that waits for the answer and lose the
             # prompt; the message waits until every pending request is answered.
-            self.outbox.add(session_id, text, reason="approval")
+            self.outbox.add(session_id, message, reason="approval")
             return True
         if live is not None and live.turn_active:
             # Held here rather than in the backend, so it can still be edited or dropped.
-            self.outbox.add(session_id, text, reason="turn")
+            self.outbox.add(session_id, message, reason="turn")
             return True
-        self.events.append(session_id, "user_message", {"text": text})
-        await self._send_now(session_id, text)
+        self.events.append(session_id, "user_message", message.payload())
+        await self._send_now(session_id, message)
         return False
 
     def edit_queued(self, session_id: str, seq: int, text: str) -> None:
@@ -165,16 +185,26 @@ class SessionManager:
         if item is None:
             return
         try:
-            await self._send_now(session_id, item.text)
+            await self._send_now(session_id, item.message)
         except AppError:
             log.warning("queued message for %s could not be sent", session_id)
 
-    async def _send_now(self, session_id: str, text: str) -> None:
+    async def _send_now(self, session_id: str, message: Message) -> None:
         live = await self._ensure_brain(session_id)
         live.turn_active = True
         live.last_activity = time.monotonic()
         self._set_status(session_id, "working")
-        await live.brain.send(text)
+        await live.brain.send(message.text, images=message.images, message_id=message.message_id)
+
+    async def brain_for(self, session_id: str) -> Brain:
+        """The session's running backend, started (resumed) if it is not running."""
+        return (await self._ensure_brain(session_id)).brain
+
+    def busy(self, session_id: str) -> bool:
+        """Whether a turn runs or an approval waits (the files may be changing)."""
+        live = self._live.get(session_id)
+        turn = live is not None and live.turn_active
+        return turn or bool(self.permissions.pending_count(session_id))
 
     async def interrupt(self, session_id: str) -> None:
         store.get_session(self._engine, session_id)
@@ -190,6 +220,7 @@ class SessionManager:
         # Its last events must reach the disk before the rows they belong to are gone.
         await self.events.flush()
         store.delete_session(self._engine, session_id)
+        self.images.delete_session(session_id)
         self.events.forget(session_id)
 
     async def stop_brain(self, session_id: str, grace: float | None = None) -> None:

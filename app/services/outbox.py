@@ -8,20 +8,43 @@ transcript shows what was finally sent, live and after a reload.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.brains.base import ImageData
 from app.errors import ConflictError
 from app.services.eventlog import EventLog
 
 
 @dataclass(frozen=True)
+class Message:
+    """One user message on its way to the backend."""
+
+    text: str
+    images: tuple[ImageData, ...] = ()
+    # What the event log keeps of the images: {id, media_type, url}.
+    image_refs: tuple[dict[str, str], ...] = ()
+    # Names the message for the backend, so its files can be rewound to before it.
+    message_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    def payload(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"text": self.text, "message_id": self.message_id}
+        if self.image_refs:
+            out["images"] = list(self.image_refs)
+        return out
+
+
+@dataclass(frozen=True)
 class Queued:
     seq: int
-    text: str
-    images: tuple[dict[str, Any], ...] = field(default=())
+    message: Message
     # Why it waits: "turn" (a turn is running) or "approval" (a prompt is pending).
     reason: str = "turn"
+
+    @property
+    def text(self) -> str:
+        return self.message.text
 
 
 class Outbox:
@@ -29,19 +52,10 @@ class Outbox:
         self._events = events
         self._waiting: dict[str, list[Queued]] = {}
 
-    def add(
-        self,
-        session_id: str,
-        text: str,
-        images: tuple[dict[str, Any], ...] = (),
-        *,
-        reason: str,
-    ) -> Queued:
-        payload: dict[str, Any] = {"text": text, "queued": True, "queue_reason": reason}
-        if images:
-            payload["images"] = list(images)
+    def add(self, session_id: str, message: Message, *, reason: str) -> Queued:
+        payload = {**message.payload(), "queued": True, "queue_reason": reason}
         stored = self._events.append(session_id, "user_message", payload)
-        item = Queued(stored.seq, text, images, reason)
+        item = Queued(stored.seq, message, reason)
         self._waiting.setdefault(session_id, []).append(item)
         return item
 
@@ -53,7 +67,7 @@ class Outbox:
         waiting = self._waiting.get(session_id, [])
         for i, item in enumerate(waiting):
             if item.seq == seq:
-                waiting[i] = replace(item, text=text)
+                waiting[i] = replace(item, message=replace(item.message, text=text))
                 self._events.append(session_id, "queued_edited", {"queued_seq": seq, "text": text})
                 return waiting[i]
         raise self._gone(seq)

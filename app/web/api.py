@@ -24,6 +24,8 @@ from app.schemas import (
     ProfileUpdate,
     QueuedEdit,
     QueuedPublic,
+    RewindIn,
+    RewindPublic,
     RuleIn,
     RulePublic,
     SessionCreate,
@@ -31,6 +33,7 @@ from app.schemas import (
     SessionUpdate,
 )
 from app.services import instructions, lineage, rulebook, search, store
+from app.services.images import decode_image
 from app.services.permissions import permission_to_dict
 from app.web.deps import SessionIdDep, StateDep
 from app.web.streaming import replay_then_follow
@@ -187,9 +190,33 @@ async def search_events(
 
 @router.post("/sessions/{session_id}/messages", status_code=202, tags=["sessions"])
 async def send_message(session_id: str, body: MessageIn, state: StateDep) -> Accepted:
-    """Send a user message; the answer arrives as events."""
-    queued = await state.manager.send_message(session_id, body.text)
+    """Send a user message, with up to 10 images; the answer arrives as events.
+
+    A message sent while the agent is busy waits (``queued: true``) and can still be
+    edited or dropped through ``/queue``.
+    """
+    store.get_session(state.engine, session_id)
+    images = [decode_image(i, img.media_type, img.data) for i, img in enumerate(body.images)]
+    queued = await state.manager.send_message(session_id, body.text, images)
     return Accepted(queued=queued)
+
+
+@router.get("/sessions/{session_id}/images/{image_id}", tags=["sessions"])
+async def get_image(session_id: str, image_id: str, state: StateDep) -> Response:
+    """An image attached to one of the session's messages."""
+    data, media_type = state.manager.images.load(session_id, image_id)
+    # Content-addressed, so it never changes; the security headers still apply.
+    return Response(
+        data, media_type=media_type, headers={"cache-control": "private, max-age=86400"}
+    )
+
+
+@router.post("/sessions/{session_id}/rewind", tags=["sessions"])
+async def rewind(session_id: str, body: RewindIn, state: StateDep) -> RewindPublic:
+    """Restore the files to before the message at ``event_seq``; ``dry_run`` only lists
+    them. 409 with the reason when the backend cannot rewind (or is busy)."""
+    result = await state.manager.controls.rewind(session_id, body.event_seq, dry_run=body.dry_run)
+    return RewindPublic.model_validate(result)
 
 
 @router.get("/sessions/{session_id}/queue", tags=["sessions"])

@@ -20,6 +20,7 @@ What each agent showed here (and ``docs/backends.md`` records):
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
 from tests.real.conftest import ProfileFactory
+from tests.real.test_real_claude_images_rewind import png
 
 pytestmark = pytest.mark.real_cli
 
@@ -354,3 +356,25 @@ async def test_switch_model_through_the_agents_model_option(
         if e["body"].get("tools") and any("second turn" in t for t in request_texts(e))
     ]
     assert asked and all("haiku" in m for m in asked), asked
+
+
+async def test_images_go_as_acp_image_blocks_and_rewind_is_refused(
+    client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = agent_session
+    image = png()
+    data = base64.b64encode(image).decode()
+    r = await client.post(
+        f"/api/sessions/{sid}/messages",
+        json={"text": "describe it", "images": [{"media_type": "image/png", "data": data}]},
+    )
+    # Both agents say promptCapabilities.image = true.
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert of_kind(events, "user_message")[0]["images"][0]["media_type"] == "image/png"
+    bodies = [json.dumps(e["body"]) for e in fake_model.requests() if isinstance(e["body"], dict)]
+    assert any(data in b for b in bodies), "the image never reached the model"
+
+    seq = of_kind(events, "user_message")[0]["seq"]
+    r = await client.post(f"/api/sessions/{sid}/rewind", json={"event_seq": seq})
+    assert r.status_code == 409 and "cannot restore files" in r.text, r.text
