@@ -71,6 +71,8 @@ class PermissionAnswer:
     message: str = ""
     updated_input: dict[str, Any] | None = None
     option_id: str = ""
+    # The permission mode to continue in (approving a plan).
+    mode: str = ""
 
     @property
     def allowed(self) -> bool:

@@ -286,7 +286,12 @@ class ClaudeBrain(Brain):
             # "Always" is remembered as an app rule, not as a CLI session rule: the CLI
             # would then run later matching calls without asking, and they would be
             # missing from the audit log.
-            frame = allow_response(request_id, answer.updated_input or pending.input, None)
+            # A plan approval names the mode to leave plan mode for, as the terminal's
+            # "Yes, and auto-accept edits" does; without it the CLI drops to default.
+            modes = [{"type": "setMode", "mode": answer.mode, "destination": "session"}]
+            frame = allow_response(
+                request_id, answer.updated_input or pending.input, modes if answer.mode else None
+            )
         elif answer.choice == "cancelled":
             frame = deny_response(request_id, answer.message or "cancelled")
         else:

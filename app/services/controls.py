@@ -58,17 +58,21 @@ class SessionControls:
         chat = store.get_session(self._engine, current.session_id)
         profile = store.get_profile(self._engine, chat.profile_id)
         checked = check_decision(current.kind, current.input, choice, answers, mode)
-        row = await self.approvals.decide_user(
-            permission_id, choice, message, profile, answers=checked.answers, mode=checked.mode
-        )
-        if checked.mode and row.decision == choice:
-            # Approving a plan ends plan mode; the CLI leaves the switch to its host.
-            try:
-                await self.set_mode(row.session_id, checked.mode, source="plan")
-            except ValidationFailed:
-                log.warning(
-                    "could not switch %s to %s after its plan", row.session_id, checked.mode
-                )
+        previous = chat.permission_mode
+        if checked.mode:
+            # The approval itself moves the backend to the chosen mode; stored first so
+            # its echo of the change is recognised as this switch, not a second one.
+            store.update_session(self._engine, chat.id, permission_mode=checked.mode)
+        try:
+            row = await self.approvals.decide_user(
+                permission_id, choice, message, profile, answers=checked.answers, mode=checked.mode
+            )
+        except AppError:
+            if checked.mode:
+                store.update_session(self._engine, chat.id, permission_mode=previous)
+            raise
+        if checked.mode:
+            self.events.append(chat.id, "mode_changed", {"mode": checked.mode, "source": "plan"})
         return permission_to_dict(row)
 
     async def set_mode(

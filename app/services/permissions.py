@@ -222,7 +222,7 @@ class PermissionService:
         """Answer a pending request once; a second answer raises ``ConflictError``.
 
         ``answers`` (a question's, already checked) go back to the agent with the allow;
-        ``mode`` (a plan approval's next permission mode) is only recorded here.
+        ``mode`` (a plan approval's next permission mode) goes with the allow.
         """
         current = self.get(permission_id)
         row = self._claim(permission_id, "decided", choice, source, message, rule, answers)
@@ -236,7 +236,9 @@ class PermissionService:
         allowed = choice in ("allow_once", "allow_always")
         # Otherwise the brain echoes the input the backend sent, unchanged.
         updated = answered_input(current.input, answers) if allowed and answers else None
-        answer = PermissionAnswer(choice=choice, message=message or "", updated_input=updated)
+        answer = PermissionAnswer(
+            choice=choice, message=message or "", updated_input=updated, mode=mode
+        )
         await self._deliver(row.session_id, row.backend_request_id, answer)
         return row
 

@@ -169,6 +169,10 @@ async def test_approving_a_plan_shows_it_and_switches_to_accept_edits(
     events = await wait_for_events(client, sid, count("turn_end"))
     [decision] = of_kind(events, "permission_decision")
     assert decision["prompt"] == "plan" and decision["mode"] == "acceptEdits"
+    # The allow itself carries the mode (setMode), so the CLI goes straight there.
+    assert [(e["mode"], e["source"]) for e in of_kind(events, "mode_changed")] == [
+        ("acceptEdits", "plan")
+    ]
     [result] = tool_results_sent_to_model(fake_model)
     assert "approved exiting plan mode" in str(result["content"])
     session = (await client.get(f"/api/sessions/{sid}")).json()
@@ -197,3 +201,25 @@ async def test_keep_planning_sends_the_feedback_and_stays_in_plan_mode(
     [result] = tool_results_sent_to_model(fake_model)
     assert "add a test step" in str(result["content"])
     assert (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"] in (None, "plan")
+
+
+async def test_approving_a_plan_to_ask_for_edits_still_asks_before_a_write(
+    client: httpx.AsyncClient, plan_session: str, project_dir: Path
+) -> None:
+    sid = plan_session
+    await send(client, sid, "plan it")
+    request = await the_pending_request(client, sid)
+    r = await client.post(
+        f"/api/permissions/{request['id']}/decision",
+        json={"decision": "allow_once", "mode": "default"},
+    )
+    assert r.status_code == 200, r.text
+    events = await wait_for_events(client, sid, count("turn_end"))
+    assert [(e["mode"], e["source"]) for e in of_kind(events, "mode_changed")] == [
+        ("default", "plan")
+    ]
+    assert (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"] == "default"
+    await send(client, sid, "write it")
+    write = await wait_for_events(client, sid, count("permission_request", 2))
+    assert of_kind(write, "permission_request")[-1]["tool"] == "Write"
+    assert not (project_dir / "hello.txt").exists()
