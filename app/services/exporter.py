@@ -148,6 +148,8 @@ class _Markdown:
             "error": self._error,
             "note": self._note,
             "mode_changed": self._mode_changed,
+            "model_changed": self._model_changed,
+            "rewind": self._rewind,
         }
 
     def render(self, items: list[JsonDict]) -> str:
@@ -170,8 +172,10 @@ class _Markdown:
 
     def _header(self, items: list[JsonDict]) -> None:
         chat, profile = self.chat, self.profile
-        model = profile.model or next(
-            (str(e["model"]) for e in reversed(items) if e["kind"] == "session_info"), ""
+        model = (
+            chat.model
+            or profile.model
+            or next((str(e["model"]) for e in reversed(items) if e["kind"] == "session_info"), "")
         )
         facts = [
             ("Backend", chat.backend),
@@ -251,7 +255,19 @@ class _Markdown:
             line += f" — {verdict} {who}".rstrip()
             if decision.get("message"):
                 line += f" ({_one_line(str(decision['message']))})"
+            if decision.get("mode"):
+                line += f", continuing in {_code(str(decision['mode']))}"
         self.parts.append(line)
+        answers = decision.get("answers") if decision is not None else None
+        if isinstance(answers, dict) and answers:
+            self.parts.append(
+                "\n".join(
+                    f"- {_one_line(str(q))} → {_one_line(str(a))}" for q, a in answers.items()
+                )
+            )
+        plan = data.get("plan") if isinstance(data, dict) else None
+        if request.get("prompt") == "plan" and isinstance(plan, str) and plan.strip():
+            self.parts.append(_quote(f"**Plan**\n\n{plan}"))
 
     def _turn_end(self, e: JsonDict) -> None:
         usage = e["usage"] if isinstance(e.get("usage"), dict) else {}
@@ -287,6 +303,14 @@ class _Markdown:
 
     def _mode_changed(self, e: JsonDict) -> None:
         self.parts.append(f"*Permission mode: {e.get('mode')}*")
+
+    def _model_changed(self, e: JsonDict) -> None:
+        self.parts.append(f"*Model: {_code(str(e.get('model') or ''))}*")
+
+    def _rewind(self, e: JsonDict) -> None:
+        files = [str(f) for f in e.get("files") or []]
+        listed = ", ".join(_code(f) for f in files) if files else "no files changed"
+        self.parts.append(f"*Files rewound to before message {e.get('event_seq')}: {listed}*")
 
 
 def _subject(data: JsonDict) -> str:

@@ -121,6 +121,64 @@ def test_markdown_has_what_matters(db: tuple[Engine, EventLog], tmp_path: Path) 
     assert md.index("Please touch a") < md.index("Sure, touching.") < md.index("Again")
 
 
+def test_markdown_shows_answers_plans_models_and_rewinds(
+    db: tuple[Engine, EventLog], tmp_path: Path
+) -> None:
+    engine, events = db
+    sid = make_session(db, tmp_path)
+    store.update_session(engine, sid, model="haiku")
+    q = {"questions": [{"question": "Which DB?", "header": "DB", "options": []}]}
+    events.append(
+        sid,
+        "permission_request",
+        {"permission_id": "q1", "tool": "AskUserQuestion", "input": q, "prompt": "question"},
+    )
+    events.append(
+        sid,
+        "permission_decision",
+        {
+            "permission_id": "q1",
+            "tool": "AskUserQuestion",
+            "decision": "allow_once",
+            "source": "user",
+            "answers": {"Which DB?": "SQLite"},
+        },
+    )
+    events.append(
+        sid,
+        "permission_request",
+        {
+            "permission_id": "p2",
+            "tool": "ExitPlanMode",
+            "input": {"plan": "1. do it"},
+            "prompt": "plan",
+        },
+    )
+    events.append(
+        sid,
+        "permission_decision",
+        {
+            "permission_id": "p2",
+            "tool": "ExitPlanMode",
+            "decision": "allow_once",
+            "source": "user",
+            "mode": "acceptEdits",
+        },
+    )
+    events.append(sid, "model_changed", {"model": "haiku", "source": "user"})
+    events.append(
+        sid, "rewind", {"event_seq": 1, "files": ["/p/a.py"], "insertions": 0, "deletions": 2}
+    )
+    events.flush_sync()
+    md = exporter.export_markdown(engine, events, sid)
+    assert "**Model:** haiku" in md
+    assert "- Which DB? → SQLite" in md
+    assert "**Permission:** ExitPlanMode — allowed once by user, continuing in `acceptEdits`" in md
+    assert "> **Plan**\n>\n> 1. do it" in md
+    assert "*Model: `haiku`*" in md
+    assert "*Files rewound to before message 1: `/p/a.py`*" in md
+
+
 def test_markdown_leaves_out_kinds_it_does_not_know(
     db: tuple[Engine, EventLog], tmp_path: Path
 ) -> None:
