@@ -160,6 +160,8 @@ async def session_page(
         "last_seq": max(latest, shown_last),
         "later_hidden": max(0, latest - shown_last),
         "can_fork": lineage.can_fork(chat),
+        # Paths in rewind lines are shown relative to the session's folder.
+        "cwd": profile.cwd,
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
         "permission_modes": list(PERMISSION_MODES),
@@ -194,14 +196,15 @@ async def earlier(
     before: Annotated[int, Query(ge=1)],
 ) -> HTMLResponse:
     """The page of events just above ``before``, plus a loader for the one above that."""
-    store.get_session(state.engine, session_id)
+    chat = store.get_session(state.engine, session_id)
     events = state.events.list(session_id, before=before, limit=PAGE_EVENTS, newest=True)
     context = _base_context(request, state) | {
         "session_id": session_id,
         "items": fold_events(events),
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
-        "install_hint": _install_hint(store.get_session(state.engine, session_id).backend),
+        "install_hint": _install_hint(chat.backend),
+        "cwd": store.get_profile(state.engine, chat.profile_id).cwd,
     }
     return state.templates.TemplateResponse(request, "_earlier.html", context)
 
@@ -217,6 +220,7 @@ async def live(
     """The page's stream: the same events as the API, rendered as HTML fragments."""
     chat = store.get_session(state.engine, session_id)
     install_hint = _install_hint(chat.backend)
+    cwd = store.get_profile(state.engine, chat.profile_id).cwd
     start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
     previous_at = None
     async for record in replay_then_follow(state.events, session_id, start, request):
@@ -224,7 +228,7 @@ async def live(
         # A thought is timed from the event before it, as on the page (fold_events).
         shown = with_thought_duration(event, previous_at)
         previous_at = record.at
-        html = render_event(state.templates, shown, install_hint=install_hint)
+        html = render_event(state.templates, shown, install_hint=install_hint, cwd=cwd)
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
 
 
