@@ -13,6 +13,7 @@
     A.initModeForm();
     A.initComposer();
     A.initTranscript();
+    A.initAttach();
     A.localiseTimes(document);
   }
 

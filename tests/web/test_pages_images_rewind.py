@@ -178,3 +178,18 @@ async def test_images_and_rewind_lines_on_the_page_the_loader_and_the_stream(
     for shown in (page, earlier, live):
         code = shown.select_one(".event.rewind code")
         assert code is not None and code.get_text() == HOSTILE_NAME
+
+
+async def test_the_composer_can_take_images(client: httpx.AsyncClient, project_dir: Path) -> None:
+    sid = await new_session(client, await new_profile(client, project_dir), "imgs")
+    page = soup_of(await client.get(f"/sessions/{sid}"))
+    attach = page.select_one("form#composer #attach")
+    assert attach is not None and attach["data-url"] == f"/api/sessions/{sid}/messages"
+    assert attach.has_attr("hidden")  # shown by static/js/attach.js
+    file_input = attach.select_one("input#attach-input[type=file]")
+    # Without a name the htmx form never sends it; attach.js reads it.
+    assert file_input is not None and not file_input.has_attr("name")
+    assert file_input["accept"] == "image/png,image/jpeg,image/gif,image/webp"
+    assert file_input.has_attr("multiple")
+    button = attach.select_one("button#attach-btn")
+    assert button is not None and button.get_text() == "Attach image"
