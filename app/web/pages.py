@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from app.brains import available_backends, get_brain_class
-from app.brains.base import PERMISSION_MODES
+from app.brains.base import PERMISSION_MODES, Brain
 from app.errors import AppError, ConflictError
 from app.schemas import DecisionIn, MessageIn, ProfileCreate
 from app.services import lineage, store
@@ -160,6 +160,7 @@ async def session_page(
         "last_seq": max(latest, shown_last),
         "later_hidden": max(0, latest - shown_last),
         "can_fork": lineage.can_fork(chat),
+        "can_rewind": _can_rewind(chat.backend),
         # Paths in rewind lines are shown relative to the session's folder.
         "cwd": profile.cwd,
         "pending_count": state.manager.permissions.pending_count(session_id),
@@ -296,6 +297,14 @@ def _install_hint(backend: str) -> str | None:
         return get_brain_class(backend).install_hint
     except AppError:
         return None
+
+
+def _can_rewind(backend: str) -> bool:
+    """Whether the backend can put files back to before a message (Brain.rewind_files)."""
+    try:
+        return get_brain_class(backend).rewind_files is not Brain.rewind_files
+    except AppError:
+        return False
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -14,6 +14,7 @@
     A.initComposer();
     A.initTranscript();
     A.initAttach();
+    A.initRewind();
     A.localiseTimes(document);
   }
 

@@ -1,12 +1,14 @@
-"""Images in the composer, in a real browser with the fake claude.
+"""Images in the composer and rewinding files, in a real browser with the fake claude.
 
-What the composer checks before sending, how images go (by fetch, with Enter too) and what
-it keeps when the server refuses.
+What the composer checks before sending, what it keeps when the server refuses, and the
+rewind dialog's answers (files relative to the folder, none, a refusal). The real Claude
+Code CLI takes the same paths in tests/real/test_real_claude_browser_images.py.
 """
 
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,8 @@ from playwright.async_api import Page, expect
 
 from tests.api.test_chat import fake_log, make_session
 from tests.browser.conftest import Browsing
-from tests.helpers import count, of_kind, wait_for_events
+from tests.conftest import write_scenario
+from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.test_real_claude_images_rewind import png
 
 pytestmark = pytest.mark.browser
@@ -153,3 +156,112 @@ async def test_a_refused_image_keeps_the_text_and_the_images(
     await page.keyboard.press("Enter")
     await expect(page.locator(".msg.user .bubble")).to_have_text("look at this")
     await expect(page.locator(".msg.user .msg-images")).to_have_count(0)
+
+
+async def rewind_session(
+    client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any], answer: dict[str, Any]
+) -> str:
+    write_scenario(fake["scenario"], [[{"text": "done"}]], rewind=answer)
+    sid = await make_session(client, project_dir, fake)
+    await send(client, sid, "change the files")
+    await wait_for_events(client, sid, count("turn_end"))
+    return sid
+
+
+async def test_rewind_asks_first_then_rewinds_and_says_so(
+    browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    files = [str(project_dir / "src" / "a.py"), "/elsewhere/<b>.txt"]
+    answer = {"filesChanged": files, "insertions": 3, "deletions": 1}
+    sid = await rewind_session(client, project_dir, fake_claude, answer)
+    page = browsing.page
+    await browsing.sign_in(f"/sessions/{sid}")
+    message = page.locator(".msg.user")
+    await message.hover()
+    action = message.get_by_role("button", name="Rewind files to here (before message #1)")
+    await action.click()
+    dialog = page.locator("#rewind-dialog")
+    await expect(dialog).to_be_visible()
+    await expect(dialog.locator("#rewind-quote")).to_have_text("change the files")
+    await expect(dialog.locator("#rewind-files li")).to_have_text(
+        ["/elsewhere/<b>.txt", "src/a.py"]
+    )
+    await expect(dialog.locator("#rewind-stats")).to_have_text("+3 / −1 lines")
+    go = dialog.get_by_role("button", name="Rewind")
+    await expect(go).to_be_focused()
+    # Nothing happened yet: the dry run only asked.
+    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
+    assert of_kind(events, "rewind") == []
+
+    await go.click()
+    await expect(dialog).to_be_hidden()
+    line = page.locator(".event.rewind")
+    await expect(line).to_have_text(
+        "↶ Files rewound to before message #1: /elsewhere/<b>.txt, src/a.py"
+    )
+    await expect(action).to_be_focused()
+    await page.reload()
+    await expect(line).to_contain_text("/elsewhere/<b>.txt, src/a.py")
+    requests = [
+        e["stdin"]["request"]
+        for e in fake_log(fake_claude)
+        if e.get("stdin", {}).get("request", {}).get("subtype") == "rewind_files"
+    ]
+    assert [r.get("dry_run", False) for r in requests] == [True, True, False]
+    assert browsing.log.page_errors == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ({}, "No file changes to undo since this message."),
+        (
+            {"canRewind": False, "error": "no checkpoint"},
+            "Claude Code cannot rewind the files: no checkpoint",
+        ),
+    ],
+)
+async def test_rewind_with_nothing_to_do_only_closes(
+    browsing: Browsing,
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    fake_claude: dict[str, Any],
+    answer: dict[str, Any],
+    says: str,
+) -> None:
+    sid = await rewind_session(client, project_dir, fake_claude, answer)
+    page = browsing.page
+    await browsing.sign_in(f"/sessions/{sid}")
+    await page.get_by_role("button", name="Rewind files to here (before message #1)").click()
+    dialog = page.locator("#rewind-dialog")
+    await expect(dialog.locator("#rewind-status")).to_have_text(says)
+    await expect(dialog.get_by_role("button", name="Rewind")).to_be_hidden()
+    close = dialog.get_by_role("button", name="Close")
+    await expect(close).to_be_focused()
+    await page.keyboard.press("Escape")
+    await expect(dialog).to_be_hidden()
+    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
+    assert of_kind(events, "rewind") == []
+
+
+async def test_rewind_shows_on_a_queued_message_only_once_it_has_gone(
+    browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    approval = {"tool": "Bash", "input": {"command": "touch x"}, "permission": True}
+    write_scenario(fake_claude["scenario"], [[approval, {"text": "done"}]])
+    sid = await make_session(client, project_dir, fake_claude)
+    page = browsing.page
+    await browsing.sign_in(f"/sessions/{sid}")
+    await send(client, sid, "run touch")
+    card = page.locator('.perm[data-status="pending"]')
+    await expect(card).to_have_count(1)
+    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "and then this"})
+    assert r.json()["queued"] is True
+    queued = page.locator('.msg.user[data-queue="waiting"]')
+    await expect(queued).to_have_count(1)
+    await expect(queued.locator(".rewind-act")).to_be_hidden()
+
+    await card.get_by_role("button", name=re.compile("^Allow once")).click()
+    sent = page.locator('.msg.user[data-queue="sent"]')
+    await expect(sent.locator(".rewind-act")).to_be_visible()
+    await expect(page.locator(".rewind-act")).to_have_count(2)

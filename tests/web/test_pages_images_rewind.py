@@ -88,6 +88,42 @@ def test_an_image_alone_leaves_the_text_bubble_empty(templates: Jinja2Templates)
     assert len(page.select(".msg-images img")) == 1
 
 
+# -- the rewind action -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("payload", "shown"),
+    [
+        ({"message_id": "m1"}, True),
+        ({}, False),  # sent before checkpoints were kept
+        ({"message_id": ""}, False),
+        ({"message_id": "m1", "queued": True}, True),  # hidden by CSS until it has gone
+    ],
+)
+def test_rewind_action_only_for_messages_with_a_checkpoint(
+    templates: Jinja2Templates, payload: dict[str, Any], shown: bool
+) -> None:
+    page = soup(render_event(templates, ev(7, "user_message", text="go", **payload)))
+    actions = page.select("button.rewind-act")
+    assert len(actions) == (1 if shown else 0)
+    if shown:
+        assert actions[0]["data-rewind-seq"] == "7"
+        assert actions[0]["type"] == "button"
+        assert actions[0]["aria-label"] == "Rewind files to here (before message #7)"
+
+
+def test_no_rewind_action_on_other_kinds_or_dropped_messages(templates: Jinja2Templates) -> None:
+    for event in (
+        ev(2, "assistant_message", text="x", message_id="m1"),
+        ev(3, "text_delta", text="x", message_id="m1"),
+        ev(4, "thought", text="x", message_id="m1"),
+    ):
+        assert "rewind-act" not in render_event(templates, event)
+    dropped = ev(5, "user_message", text="x", message_id="m1", queued=True)
+    html = templates.get_template("_event.html").render(e=dropped, queue_outcome={5: "dropped"})
+    assert "rewind-act" not in html
+
+
 # -- the rewind line -------------------------------------------------------------------
 
 
@@ -193,3 +229,22 @@ async def test_the_composer_can_take_images(client: httpx.AsyncClient, project_d
     assert file_input.has_attr("multiple")
     button = attach.select_one("button#attach-btn")
     assert button is not None and button.get_text() == "Attach image"
+
+
+async def test_the_rewind_dialog_only_for_a_backend_that_can_rewind(
+    client: httpx.AsyncClient, project_dir: Path
+) -> None:
+    sid = await new_session(client, await new_profile(client, project_dir), "claude")
+    page = soup_of(await client.get(f"/sessions/{sid}"))
+    dialog = page.select_one("dialog#rewind-dialog")
+    assert dialog is not None
+    assert dialog["data-url"] == f"/api/sessions/{sid}/rewind"
+    assert dialog["data-cwd"] == str(project_dir)
+    assert [b.get_text() for b in dialog.select("button")] == ["Rewind", "Cancel"]
+
+    body = {"name": "acp", "backend": "acp", "cwd": str(project_dir), "command": ["agent"]}
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 201, r.text
+    sid = await new_session(client, r.json()["id"], "acp")
+    page = soup_of(await client.get(f"/sessions/{sid}"))
+    assert page.select_one("#rewind-dialog") is None
