@@ -176,6 +176,15 @@ def home_path(value: object) -> str:
     return text
 
 
+def relative_to(path: object, root: object) -> str:
+    """``path`` relative to the folder ``root`` when it lies inside it, else unchanged."""
+    text = as_text(path)
+    base = root.rstrip("/") if isinstance(root, str) else ""
+    if base and text.startswith(base + "/"):
+        return text[len(base) + 1 :]
+    return text
+
+
 def pretty_json(value: object) -> str:
     """Indented JSON as plain text; autoescaping makes it safe in the page."""
     if isinstance(value, str):

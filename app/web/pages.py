@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from app.brains import available_backends, get_brain_class
-from app.brains.base import PERMISSION_MODES
+from app.brains.base import PERMISSION_MODES, Brain
 from app.errors import AppError, ConflictError
 from app.schemas import DecisionIn, MessageIn, ProfileCreate
 from app.services import lineage, store
@@ -160,6 +160,9 @@ async def session_page(
         "last_seq": max(latest, shown_last),
         "later_hidden": max(0, latest - shown_last),
         "can_fork": lineage.can_fork(chat),
+        "can_rewind": _can_rewind(chat.backend),
+        # Paths in rewind lines are shown relative to the session's folder.
+        "cwd": profile.cwd,
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
         "permission_modes": list(PERMISSION_MODES),
@@ -194,14 +197,15 @@ async def earlier(
     before: Annotated[int, Query(ge=1)],
 ) -> HTMLResponse:
     """The page of events just above ``before``, plus a loader for the one above that."""
-    store.get_session(state.engine, session_id)
+    chat = store.get_session(state.engine, session_id)
     events = state.events.list(session_id, before=before, limit=PAGE_EVENTS, newest=True)
     context = _base_context(request, state) | {
         "session_id": session_id,
         "items": fold_events(events),
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
-        "install_hint": _install_hint(store.get_session(state.engine, session_id).backend),
+        "install_hint": _install_hint(chat.backend),
+        "cwd": store.get_profile(state.engine, chat.profile_id).cwd,
     }
     return state.templates.TemplateResponse(request, "_earlier.html", context)
 
@@ -217,6 +221,7 @@ async def live(
     """The page's stream: the same events as the API, rendered as HTML fragments."""
     chat = store.get_session(state.engine, session_id)
     install_hint = _install_hint(chat.backend)
+    cwd = store.get_profile(state.engine, chat.profile_id).cwd
     start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
     previous_at = None
     async for record in replay_then_follow(state.events, session_id, start, request):
@@ -224,7 +229,7 @@ async def live(
         # A thought is timed from the event before it, as on the page (fold_events).
         shown = with_thought_duration(event, previous_at)
         previous_at = record.at
-        html = render_event(state.templates, shown, install_hint=install_hint)
+        html = render_event(state.templates, shown, install_hint=install_hint, cwd=cwd)
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
 
 
@@ -292,6 +297,14 @@ def _install_hint(backend: str) -> str | None:
         return get_brain_class(backend).install_hint
     except AppError:
         return None
+
+
+def _can_rewind(backend: str) -> bool:
+    """Whether the backend can put files back to before a message (Brain.rewind_files)."""
+    try:
+        return get_brain_class(backend).rewind_files is not Brain.rewind_files
+    except AppError:
+        return False
 
 
 def _first_error(exc: ValidationError) -> str:

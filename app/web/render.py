@@ -31,6 +31,7 @@ from app.web.formatting import (
     iso_time,
     line_count,
     pretty_json,
+    relative_to,
     split_output,
     tool_icon,
 )
@@ -77,6 +78,7 @@ def make_templates(templates_dir: Path) -> Jinja2Templates:
         head_lines=head_lines,
         credential=credential_label,
         home=home_path,
+        relative_to=relative_to,
     )
     env.globals.update(
         app_name="Angelia",

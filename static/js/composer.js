@@ -96,7 +96,8 @@
         return;
       }
       evt.preventDefault();
-      if (text.value.trim() === "") {
+      // Attached images (attach.js) are a message even without text.
+      if (text.value.trim() === "" && !A.attachedCount()) {
         return;
       }
       if (form.requestSubmit) {
@@ -105,6 +106,17 @@
         htmx.trigger(form, "submit");
       }
     });
+
+    // After a message went: an empty box again (attach.js calls it too).
+    function sent() {
+      text.value = "";
+      // Through the input listeners, so the box shrinks and the command list closes.
+      text.dispatchEvent(new Event("input"));
+      if (errorBox) {
+        errorBox.textContent = "";
+      }
+    }
+    A.composerSent = sent;
 
     form.addEventListener("htmx:confirm", function (evt) {
       // An empty message is never sent (the Stop button shares this form).
@@ -121,12 +133,7 @@
         return;
       }
       if (evt.detail.successful) {
-        text.value = "";
-        // Through the input listeners, so the box shrinks and the command list closes.
-        text.dispatchEvent(new Event("input"));
-        if (errorBox) {
-          errorBox.textContent = "";
-        }
+        sent();
       } else if (errorBox) {
         errorBox.textContent = A.responseMessage(evt.detail.xhr, "The message was not sent.");
       }

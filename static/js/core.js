@@ -1,8 +1,8 @@
 // Angelia's page scripts share one namespace, window.Angelia; this file, loaded first,
 // makes it and puts the helpers used by more than one of them on it: parsing server
 // fragments, local times, error text from a response, cost and token formats, the tab
-// title, asking the approvals badge to update, desktop notifications and stopping the
-// running turn.
+// title, asking the approvals badge to update, desktop notifications, stopping the
+// running turn and posting JSON to the API.
 // The scripts are plain files loaded with `defer`, in the order templates/base.html lists
 // them, under `script-src 'self'`: no inline handlers anywhere, everything is wired by id,
 // class or data attribute.
@@ -119,6 +119,68 @@
     return true;
   }
 
+  // ---- JSON API requests (attach.js, rewind.js) -------------------------------------
+
+  // The reason an API error body gives: {"detail": "text"}, or a list of
+  // {field, message} for invalid input, where images[i] is the (i+1)-th image.
+  function detailMessage(detail) {
+    if (typeof detail === "string") {
+      return detail;
+    }
+    if (!Array.isArray(detail)) {
+      return "";
+    }
+    return detail
+      .map(function (item) {
+        var field = String((item && item.field) || "");
+        var message = String((item && item.message) || "");
+        var image = /^images[.[](\d+)\]?(?:\.|$)/.exec(field);
+        if (image) {
+          return "Image " + (parseInt(image[1], 10) + 1) + ": " + message;
+        }
+        return field ? field + ": " + message : message;
+      })
+      .join(" ");
+  }
+
+  // POSTs ``body`` as JSON with the page's CSRF token (cookie auth needs it). Always
+  // resolves, to {ok, status, data, message}; message is why it failed, else "".
+  function postJson(url, body, fallback) {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json",
+        "X-CSRF-Token": meta ? meta.getAttribute("content") : "",
+      },
+      body: JSON.stringify(body),
+    }).then(
+      function (resp) {
+        return resp
+          .json()
+          .catch(function () {
+            return {};
+          })
+          .then(function (data) {
+            var why = resp.ok ? "" : detailMessage(data && data.detail);
+            return {
+              ok: resp.ok,
+              status: resp.status,
+              data: data || {},
+              message: resp.ok ? "" : why || fallback + " (HTTP " + resp.status + ")",
+            };
+          });
+      },
+      function () {
+        return { ok: false, status: 0, data: {}, message: fallback + " The server did not answer." };
+      }
+    );
+  }
+
+  A.detailMessage = detailMessage;
+  A.postJson = postJson;
   A.parseFragment = parseFragment;
   A.localiseTimes = localiseTimes;
   A.responseMessage = responseMessage;

@@ -13,6 +13,8 @@
     A.initModeForm();
     A.initComposer();
     A.initTranscript();
+    A.initAttach();
+    A.initRewind();
     A.localiseTimes(document);
   }
 

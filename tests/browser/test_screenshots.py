@@ -10,6 +10,7 @@ ANGELIA_SCREENSHOTS_DIR writes them somewhere else (to compare before committing
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,15 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS
-from tests.browser.demo import AUTH_AFTER, finished_session, make_profile, make_session, set_session
+from tests.browser.demo import (
+    AUTH_AFTER,
+    finished_conversation,
+    finished_session,
+    make_profile,
+    make_session,
+    set_session,
+    write_events,
+)
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import send
 
@@ -33,6 +42,18 @@ pytestmark = [
 ]
 
 SIZE = {"width": 1200, "height": 800}
+IMAGE_REPLY = (
+    "The headings sit on the rows because `.nav-heading` has no top margin. "
+    "I'll give it `margin-top: 0.75rem` and keep the first one flush."
+)
+
+
+def rewind_answer(cwd: Path) -> dict[str, Any]:
+    """What the fake CLI answers a rewind with: the fix and its test put back."""
+    files = [str(cwd / "src" / "auth.py"), str(cwd / "tests" / "test_login.py")]
+    return {"filesChanged": files, "insertions": 3, "deletions": 5}
+
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
@@ -112,5 +133,46 @@ async def test_screenshots(
         await page.goto(f"{server.url}/sessions")
         await expect(page.locator(".history-pending")).to_have_count(1)
         await page.screenshot(path=str(out / "sessions.png"))
+
+        # Screenshots of the app itself serve as the images a user would attach.
+        shots = [
+            await page.screenshot(clip={"x": x, "y": 0, "width": 600, "height": 400})
+            for x in (0, 300, 600)
+        ]
+        reply = {"text": IMAGE_REPLY}
+        write_scenario(fake_claude["scenario"], [[reply]], rewind=rewind_answer(cwd))
+        pictured = await make_session(client, live_profile, "Tidy the sessions list")
+        image = {"media_type": "image/png", "data": base64.b64encode(shots[0]).decode()}
+        r = await client.post(
+            f"/api/sessions/{pictured}/messages",
+            json={
+                "text": "The day headings crowd the rows. Can you space them out?",
+                "images": [image],
+            },
+        )
+        assert r.status_code == 202, r.text
+        await page.goto(f"{server.url}/sessions/{pictured}")
+        await expect(page.locator(".turn-end")).to_be_visible()
+        await page.locator("#attach-input").set_input_files(
+            files=[
+                {"name": f"screen-{i}.png", "mimeType": "image/png", "buffer": shot}
+                for i, shot in enumerate(shots[1:], 1)
+            ]
+        )
+        await expect(page.locator("#attach-list img")).to_have_count(2)
+        await page.locator("#composer-text").fill("Same on the search page:")
+        await page.screenshot(path=str(out / "images.png"))
+
+        # The rewind dialog over the finished conversation, its message now rewindable.
+        rewound = await make_session(client, live_profile, "Make the login test deterministic")
+        events = finished_conversation(cwd)
+        events[0][2]["message_id"] = "demo-message-1"
+        write_events(server, rewound, events)
+        set_session(server, rewound, backend_session_id="demo-rewind-session", turns=1)
+        await page.goto(f"{server.url}/sessions/{rewound}")
+        await page.locator(".rewind-act").first.click()
+        dialog = page.locator("#rewind-dialog")
+        await expect(dialog.locator("#rewind-files li")).to_have_count(2)
+        await page.screenshot(path=str(out / "rewind.png"))
     finally:
         await context.close()

@@ -9,6 +9,8 @@ answers control requests, and plays a scenario read from ``$FAKE_CLAUDE_SCENARIO
 
 (a bare list of turns also works). With ``--resume``, ``"unknown_resume": true`` fails at
 startup like an unknown session id does; ``"on_message"`` fails on the first message.
+``"rewind": {...}`` is merged into the answer to every ``rewind_files`` request
+(``{"canRewind": true, "filesChanged": [], "insertions": 0, "deletions": 0}``).
 
 Turn *n* is played for the *n*-th user message; user
 messages beyond the scenario get an echo. Steps:
@@ -186,6 +188,10 @@ class FakeClaude:
             self.mode = mode
             self.reply(request_id, {"mode": mode})
             self.out(self.system("status", status=None, permissionMode=mode))
+        elif subtype == "rewind_files":
+            # The scenario's "rewind" is the CLI's answer (canRewind, filesChanged, …).
+            answer = {"canRewind": True, "filesChanged": [], "insertions": 0, "deletions": 0}
+            self.reply(request_id, {**answer, **self.scenario.get("rewind", {})})
         else:
             self.reply_error(request_id, f"Unsupported control request subtype: {subtype}")
 

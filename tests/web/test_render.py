@@ -334,6 +334,8 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/composer.js",
         "/static/js/items.js",
         "/static/js/transcript.js",
+        "/static/js/attach.js",
+        "/static/js/rewind.js",
         "/static/js/main.js",
         "/static/history.js",
     ]
