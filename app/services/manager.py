@@ -41,7 +41,7 @@ from app.services.images import ImageStore
 from app.services.outbox import Message, Outbox
 from app.services.permissions import PermissionService
 from app.services.recovery import kill_group, recover
-from app.services.turns import coalesce_deltas, token_count
+from app.services.turns import coalesce_deltas, session_totals, turn_share
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -353,30 +353,13 @@ class SessionManager:
             self.events.append(session_id, event.kind, event.payload())
 
     def _turn_ended(self, session_id: str, live: LiveBrain, event: TurnEnded) -> None:
-        payload = event.payload()
-        # Claude reports the process's running total; store the turn's own share.
-        turn_cost = None
         chat = store.get_session(self._engine, session_id)
-        if event.cost_usd is not None:
-            if live.last_total_cost is None:
-                # First report of this process: a backend whose total spans earlier
-                # processes (a resumed ACP session) has already been counted up to here.
-                cumulative = chat.cost_usd > 0 and event.cost_usd >= chat.cost_usd
-                live.last_total_cost = chat.cost_usd if cumulative else 0.0
-            turn_cost = max(event.cost_usd - live.last_total_cost, 0.0)
-            live.last_total_cost = event.cost_usd
-        payload["cost_usd"] = turn_cost
-        self.events.append(session_id, "turn_end", payload)
-        live.turn_active = False
-        usage = event.usage or {}
-        store.update_session(
-            self._engine,
-            session_id,
-            turns=chat.turns + 1,
-            cost_usd=chat.cost_usd + (turn_cost or 0.0),
-            input_tokens=chat.input_tokens + token_count(usage.get("input_tokens")),
-            output_tokens=chat.output_tokens + token_count(usage.get("output_tokens")),
+        turn_cost, live.last_total_cost = turn_share(
+            event.cost_usd, live.last_total_cost, chat.cost_usd
         )
+        self.events.append(session_id, "turn_end", {**event.payload(), "cost_usd": turn_cost})
+        live.turn_active = False
+        store.update_session(self._engine, session_id, **session_totals(chat, event, turn_cost))
         # Claude Code ends its turn when a stopping server closes its stdin; the session
         # was interrupted all the same, and must say so.
         if not live.stopping:

@@ -1,8 +1,39 @@
-"""Pure helpers for a turn's events: merging text deltas, counting tokens."""
+"""Pure helpers for a turn's events: merging text deltas, counting cost and tokens."""
 
 from __future__ import annotations
 
-from app.brains.events import BrainEvent, TextDelta
+from typing import Any
+
+from app.brains.events import BrainEvent, TextDelta, TurnEnded
+from app.db.models import ChatSession
+
+
+def turn_share(
+    reported: float | None, last_total: float | None, session_cost: float
+) -> tuple[float | None, float | None]:
+    """(this turn's cost, the running total to remember) from a backend's report.
+
+    Claude reports the process's running total, so the turn's own share is the
+    difference. On a process's first report, a backend whose total spans earlier
+    processes (a resumed ACP session) has already been counted up to here.
+    """
+    if reported is None:
+        return None, last_total
+    if last_total is None:
+        cumulative = session_cost > 0 and reported >= session_cost
+        last_total = session_cost if cumulative else 0.0
+    return max(reported - last_total, 0.0), reported
+
+
+def session_totals(chat: ChatSession, event: TurnEnded, turn_cost: float | None) -> dict[str, Any]:
+    """The session's counters after this turn."""
+    usage = event.usage or {}
+    return {
+        "turns": chat.turns + 1,
+        "cost_usd": chat.cost_usd + (turn_cost or 0.0),
+        "input_tokens": chat.input_tokens + token_count(usage.get("input_tokens")),
+        "output_tokens": chat.output_tokens + token_count(usage.get("output_tokens")),
+    }
 
 
 def token_count(value: object) -> int:
