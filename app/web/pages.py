@@ -13,11 +13,10 @@ from sqlalchemy import select
 
 from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES
-from app.errors import AppError, ConflictError
-from app.schemas import DecisionIn, MessageIn, ProfileCreate
+from app.errors import AppError
+from app.schemas import MessageIn, ProfileCreate
 from app.services import lineage, store
 from app.services.eventlog import EVENT_TABLE, EventDict
-from app.services.permissions import permission_to_dict
 from app.web.deps import AppState, SessionIdDep, StateDep
 from app.web.formatting import command_names, day_label
 from app.web.streaming import replay_then_follow
@@ -260,31 +259,6 @@ async def continue_session(session_id: str, state: StateDep) -> Response:
 async def interrupt(session_id: str, state: StateDep) -> Response:
     await state.manager.interrupt(session_id)
     return Response(status_code=204)
-
-
-@router.post("/permissions/{permission_id}/decision", response_class=HTMLResponse)
-async def decide(
-    permission_id: str,
-    request: Request,
-    state: StateDep,
-    decision: Annotated[str, Form()] = "",
-    message: Annotated[str, Form()] = "",
-) -> HTMLResponse:
-    notice = ""
-    try:
-        body = DecisionIn.model_validate({"decision": decision, "message": message or None})
-        perm = await state.manager.controls.decide(permission_id, body.decision, body.message)
-    except ValidationError as exc:
-        perm = permission_to_dict(state.manager.permissions.get(permission_id))
-        notice = _first_error(exc)
-    except ConflictError as exc:
-        perm = permission_to_dict(state.manager.permissions.get(permission_id))
-        notice = exc.message
-    context = _base_context(request, state) | {
-        "perm": {**perm, "permission_id": perm["id"]},
-        "notice": notice,
-    }
-    return state.templates.TemplateResponse(request, "cards/_permission.html", context)
 
 
 def _install_hint(backend: str) -> str | None:

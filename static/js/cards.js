@@ -117,6 +117,16 @@
       }
     });
 
+    // A refused answer (422: a question left unanswered…) comes back as the card itself,
+    // still pending, with the notice and every field as the user left it.
+    document.body.addEventListener("htmx:beforeSwap", function (evt) {
+      var target = evt.detail.target;
+      if (evt.detail.xhr.status === 422 && target && target.classList.contains("perm")) {
+        evt.detail.shouldSwap = true;
+        evt.detail.isError = false;
+      }
+    });
+
     // A failed answer (server down, bad request) says so on the card itself.
     document.body.addEventListener("htmx:afterRequest", function (evt) {
       var form = evt.detail.elt;
