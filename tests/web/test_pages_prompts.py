@@ -239,3 +239,120 @@ async def test_declining_a_question_from_the_card(
     row = (await client.get("/api/permissions", params={"session_id": sid})).json()[0]
     assert row["decision"] == "deny" and row["message"] == "decide yourself"
     assert row["answers"] is None
+
+
+# -- the plan card -------------------------------------------------------------------------
+
+PLAN = "# Plan\n\n1. write `hello.txt`\n2. say done"
+
+
+def test_plan_card_renders_the_plan_as_safe_markdown(templates: Jinja2Templates) -> None:
+    plan = PLAN + f"\n\n{HOSTILE}\n\n<img src=x onerror=alert(1)>"
+    html = card_html(templates, tool="ExitPlanMode", prompt="plan", input={"plan": plan})
+    assert_no_active_markup(html)
+    page = soup(html)
+    card = page.select_one(".perm.pending.perm-plan")
+    assert card is not None and card["data-prompt"] == "plan"
+    body = card.select_one(".plan-md")
+    assert body is not None and words(body.h1) == "Plan"
+    assert [words(li) for li in body.select("ol li")] == ["write hello.txt", "say done"]
+    assert "<script>alert(1)</script>" in body.get_text()  # shown as text, not run
+    buttons = [(b["name"], b["value"], words(b)) for b in card.select("button[type=submit]")]
+    assert buttons == [
+        ("approve", "acceptEdits", "Approve, auto-accept edits"),
+        ("approve", "default", "Approve, ask for edits"),
+        ("decision", "deny", "Keep planning ⎋"),
+    ]
+    feedback = card.select_one("label.perm-message textarea[name=message]")
+    assert feedback is not None
+    assert "Enter does not approve" in words(card.select_one(".perm-keys"))
+
+
+def test_an_empty_plan_says_so(templates: Jinja2Templates) -> None:
+    for given in ({}, {"plan": "  "}, {"plan": 3}):
+        page = soup(card_html(templates, prompt="plan", input=given))
+        assert "sent no plan text" in words(page.select_one(".plan-empty"))
+    page = soup(card_html(templates, prompt="plan", input={"planFilePath": "/p/plan.md"}))
+    assert words(page.select_one(".perm .path")) == "Plan file: /p/plan.md"
+
+
+@pytest.mark.parametrize(
+    ("decision", "extra", "expected"),
+    [
+        ("allow_once", {"mode": "acceptEdits"}, "Plan approved · continues in acceptEdits"),
+        ("allow_once", {}, "Plan approved · continues in default"),
+        ("deny", {"message": "add a test step"}, "Kept planning: add a test step"),
+        ("deny", {"message": ""}, "Kept planning"),
+    ],
+)
+def test_decided_plan_line(
+    templates: Jinja2Templates, decision: str, extra: dict[str, Any], expected: str
+) -> None:
+    answered = ev(
+        2,
+        "permission_decision",
+        permission_id="p1",
+        tool="ExitPlanMode",
+        prompt="plan",
+        decision=decision,
+        source="user",
+        **extra,
+    )
+    asked = ev(1, "permission_request", permission_id="p1", prompt="plan", input={"plan": PLAN})
+    card = soup(render_event(templates, fold_events([asked, answered])[0]))
+    assert words(card.select_one(".perm.decided .outcome")) == expected
+    line = soup(render_event(templates, answered))
+    assert words(line.select_one(".decision-text")) == expected
+    assert line.select_one(".decision-message") is None
+
+
+async def plan_session(
+    client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any]
+) -> tuple[str, str]:
+    exit_plan = {"tool": "ExitPlanMode", "input": {"plan": PLAN}, "permission": True}
+    write_scenario(fake["scenario"], [[exit_plan, {"text": "ok"}]])
+    sid = await make_session(client, project_dir, fake, permission_mode="plan")
+    await send(client, sid, "plan it")
+    events = await wait_for_events(client, sid, count("permission_request"))
+    [request] = of_kind(events, "permission_request")
+    assert request["prompt"] == "plan"
+    return sid, request["permission_id"]
+
+
+async def test_approving_a_plan_from_the_card_switches_the_mode(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    sid, pid = await plan_session(client, project_dir, fake_claude)
+    page = soup((await client.get(f"/sessions/{sid}")).text)
+    assert words(page.select_one(f"#perm-{pid} .plan-md h1")) == "Plan"
+
+    r = await client.post(f"/permissions/{pid}/decision", data={"approve": "bypassPermissions"})
+    assert r.status_code == 422
+    card = soup(r.text).select_one(".perm.pending.perm-plan")
+    assert card is not None and "mode" in words(card.select_one(".notice"))
+
+    r = await client.post(f"/permissions/{pid}/decision", data={"approve": "acceptEdits"})
+    assert r.status_code == 200, r.text
+    outcome = words(soup(r.text).select_one(".perm.decided .outcome"))
+    assert outcome == "Plan approved · continues in acceptEdits"
+    events = await wait_for_events(client, sid, count("turn_end"))
+    [decision] = of_kind(events, "permission_decision")
+    assert decision["mode"] == "acceptEdits"
+    assert (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"] == "acceptEdits"
+    page = soup((await client.get(f"/sessions/{sid}")).text)
+    assert words(page.select_one(f"#perm-{pid} .outcome")) == outcome
+
+
+async def test_keep_planning_from_the_card_sends_the_feedback(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    sid, pid = await plan_session(client, project_dir, fake_claude)
+    r = await client.post(
+        f"/permissions/{pid}/decision", data={"decision": "deny", "message": "add a test step"}
+    )
+    assert r.status_code == 200, r.text
+    assert words(soup(r.text).select_one(".perm.decided .outcome")) == (
+        "Kept planning: add a test step"
+    )
+    row = (await client.get("/api/permissions", params={"session_id": sid})).json()[0]
+    assert (row["decision"], row["message"]) == ("deny", "add a test step")
