@@ -159,18 +159,30 @@ def test_answered_question_shows_the_answers_stored_and_live(
 # -- the decision form, over HTTP ----------------------------------------------------------
 
 
+async def prompt_session(
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    fake: dict[str, Any],
+    step: dict[str, Any],
+    **profile: Any,
+) -> tuple[str, dict[str, Any]]:
+    """A session whose agent's first step asks (``step``); (session, the request event)."""
+    write_scenario(fake["scenario"], [[{**step, "permission": True}, {"text": "ok"}]])
+    sid = await make_session(client, project_dir, fake, **profile)
+    await send(client, sid, "go on")
+    events = await wait_for_events(client, sid, count("permission_request"))
+    [request] = of_kind(events, "permission_request")
+    return sid, request
+
+
 async def question_session(
     client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any]
 ) -> tuple[str, str]:
     """A session whose agent asks QUESTIONS; (session, permission id)."""
-    ask = {"tool": "AskUserQuestion", "input": {"questions": QUESTIONS}, "permission": True}
-    write_scenario(fake["scenario"], [[ask, {"text": "thanks"}]])
-    sid = await make_session(client, project_dir, fake)
-    await send(client, sid, "ask me")
-    events = await wait_for_events(client, sid, count("permission_request"))
-    [request] = of_kind(events, "permission_request")
+    ask = {"tool": "AskUserQuestion", "input": {"questions": QUESTIONS}}
+    sid, request = await prompt_session(client, project_dir, fake, ask)
     assert request["prompt"] == "question"
-    return sid, request["permission_id"]
+    return sid, str(request["permission_id"])
 
 
 async def test_question_form_is_refused_until_every_question_has_an_answer(
@@ -309,14 +321,12 @@ def test_decided_plan_line(
 async def plan_session(
     client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any]
 ) -> tuple[str, str]:
-    exit_plan = {"tool": "ExitPlanMode", "input": {"plan": PLAN}, "permission": True}
-    write_scenario(fake["scenario"], [[exit_plan, {"text": "ok"}]])
-    sid = await make_session(client, project_dir, fake, permission_mode="plan")
-    await send(client, sid, "plan it")
-    events = await wait_for_events(client, sid, count("permission_request"))
-    [request] = of_kind(events, "permission_request")
+    exit_plan = {"tool": "ExitPlanMode", "input": {"plan": PLAN}}
+    sid, request = await prompt_session(
+        client, project_dir, fake, exit_plan, permission_mode="plan"
+    )
     assert request["prompt"] == "plan"
-    return sid, request["permission_id"]
+    return sid, str(request["permission_id"])
 
 
 async def test_approving_a_plan_from_the_card_switches_the_mode(
