@@ -164,6 +164,7 @@ async def session_page(
         "permission_modes": list(PERMISSION_MODES),
         "session_info": info or {},
         "slash_commands": commands,
+        "queue_held": _queue_held(state, session_id),
     }
     return state.templates.TemplateResponse(request, "session.html", context)
 
@@ -201,6 +202,7 @@ async def earlier(
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
         "install_hint": _install_hint(store.get_session(state.engine, session_id).backend),
+        "queue_held": _queue_held(state, session_id),
     }
     return state.templates.TemplateResponse(request, "_earlier.html", context)
 
@@ -259,6 +261,11 @@ async def continue_session(session_id: str, state: StateDep) -> Response:
 async def interrupt(session_id: str, state: StateDep) -> Response:
     await state.manager.interrupt(session_id)
     return Response(status_code=204)
+
+
+def _queue_held(state: AppState, session_id: str) -> list[int]:
+    """The seqs of the messages the app holds for the session: they can still change."""
+    return [item.seq for item in state.manager.outbox.items(session_id)]
 
 
 def _install_hint(backend: str) -> str | None:

@@ -34,6 +34,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "status",
     "queued_sent",
     "queued_dropped",
+    "queued_edited",
     "note",
     "plan",
     "usage",
@@ -132,7 +133,8 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
     - a ``tool_call`` gets ``state``: done, failed, stopped (its turn ended without a
       result) or running;
     - a ``thought`` gets ``duration_ms`` when it can be timed (``thought_duration_ms``);
-    - every ``plan`` but the newest gets ``superseded`` (each plan replaces the last).
+    - every ``plan`` but the newest gets ``superseded`` (each plan replaces the last);
+    - a queued ``user_message`` gets what became of it (``settle_queue``).
     Input dicts are never modified.
     """
     completed: set[str] = set()
@@ -205,7 +207,51 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
             out.append(event)
     for item, parts in streams.values():
         item["text"] = "".join(parts)
+    settle_queue(out)
     return out
+
+
+_QUEUE_OUTCOMES = {"queued_sent": "sent", "queued_dropped": "dropped"}
+
+
+def settle_queue(items: list[EventDict]) -> None:
+    """Apply the queue's events to the queued messages they name, in place.
+
+    A message sent while the agent was busy is a ``user_message`` with ``queued``; a later
+    ``queued_sent``, ``queued_dropped`` or ``queued_edited`` names it by ``queued_seq``.
+    The message gets ``queue_state`` ("sent" or "dropped"; none while it waits) and the
+    text that finally went (``edited`` when that changed); each such event whose message
+    is in ``items`` gets ``settled``, so the page does not apply it again. Events stored
+    before ``queued_seq`` existed name the oldest waiting message with their text.
+    Changed items are replaced by copies.
+    """
+    by_seq: dict[int, EventDict] = {}
+    waiting: list[EventDict] = []
+    for index, item in enumerate(items):
+        kind = item.get("kind")
+        if kind == "user_message" and item.get("queued"):
+            items[index] = message = dict(item)
+            by_seq[int(item.get("seq") or 0)] = message
+            waiting.append(message)
+            continue
+        if kind not in ("queued_sent", "queued_dropped", "queued_edited"):
+            continue
+        named = item.get("queued_seq")
+        if isinstance(named, int):
+            target = by_seq.get(named)
+        else:
+            text = item.get("text")
+            target = next((m for m in waiting if m.get("text") == text), None)
+        if target is None:
+            continue
+        items[index] = {**item, "settled": True}
+        text = item.get("text")
+        if isinstance(text, str) and text != target.get("text"):
+            target.update(text=text, edited=True)
+        if kind in _QUEUE_OUTCOMES:
+            target["queue_state"] = _QUEUE_OUTCOMES[str(kind)]
+            if target in waiting:
+                waiting.remove(target)
 
 
 def render_event(templates: Jinja2Templates, event: EventDict, **context: Any) -> str:

@@ -12,6 +12,7 @@
     A.initShortcuts();
     A.initModeForm();
     A.initComposer();
+    A.initQueue();
     A.initTranscript();
     A.localiseTimes(document);
   }

@@ -145,8 +145,9 @@
           return;
         case "queued_sent":
         case "queued_dropped":
+        case "queued_edited":
           evt.preventDefault();
-          items.onQueue(msg.data);
+          A.onQueueEvent(log, msg.data);
           return;
       }
       if (Object.prototype.hasOwnProperty.call(alsoUpdate, msg.type)) {
@@ -192,7 +193,7 @@
     document.body.addEventListener("htmx:afterSwap", function (evt) {
       var target = evt.detail.target;
       if (target && target.classList && target.classList.contains("earlier")) {
-        items.settleQueues();
+        A.settleQueues(log);
         items.settlePlans(true);
       }
       updatePending();

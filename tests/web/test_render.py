@@ -334,6 +334,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/cards.js",
         "/static/js/composer.js",
         "/static/js/items.js",
+        "/static/js/queue.js",
         "/static/js/transcript.js",
         "/static/js/main.js",
         "/static/history.js",
