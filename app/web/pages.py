@@ -165,6 +165,7 @@ async def session_page(
         "session_info": info or {},
         "slash_commands": commands,
         "queue_held": _queue_held(state, session_id),
+        "models": _models(state, session_id),
     }
     return state.templates.TemplateResponse(request, "session.html", context)
 
@@ -261,6 +262,14 @@ async def continue_session(session_id: str, state: StateDep) -> Response:
 async def interrupt(session_id: str, state: StateDep) -> Response:
     await state.manager.interrupt(session_id)
     return Response(status_code=204)
+
+
+def _models(state: AppState, session_id: str) -> dict[str, Any]:
+    """The models the header's picker offers, and the one in use ({"current", "models"})."""
+    try:
+        return state.manager.controls.models(session_id)
+    except AppError:
+        return {"current": "", "models": []}
 
 
 def _queue_held(state: AppState, session_id: str) -> list[int]:

@@ -30,6 +30,8 @@ EVENT_KINDS: tuple[str, ...] = (
     "backend_session",
     "session_info",
     "mode_changed",
+    "model_changed",
+    "models",
     "error",
     "status",
     "queued_sent",

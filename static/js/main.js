@@ -11,6 +11,7 @@
     A.initNotifyButton();
     A.initShortcuts();
     A.initModeForm();
+    A.initModelPicker();
     A.initComposer();
     A.initQueue();
     A.initTranscript();

@@ -107,37 +107,12 @@
 
   // ---- Edit and Drop ------------------------------------------------------------
 
-  function request(method, url, body) {
-    var meta = document.querySelector('meta[name="csrf-token"]');
-    var headers = { Accept: "application/json", "X-CSRF-Token": meta ? meta.content : "" };
-    if (body !== undefined) {
-      headers["Content-Type"] = "application/json";
-    }
-    return fetch(url, {
-      method: method,
-      headers: headers,
-      credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  }
-
-  // The API's reason in words: its message for a refused text, "already sent" once gone.
+  // Once it went, the API answers 409: what the user needs to hear is that it went.
   function problem(response) {
     if (response.status === 409) {
       return Promise.resolve(GONE);
     }
-    return response.json().then(
-      function (data) {
-        var detail = data && data.detail;
-        if (Array.isArray(detail) && detail.length && detail[0].message) {
-          return String(detail[0].message);
-        }
-        return typeof detail === "string" ? detail : "Not changed (HTTP " + response.status + ")";
-      },
-      function () {
-        return "Not changed (HTTP " + response.status + ")";
-      }
-    );
+    return A.apiProblem(response, "Not changed");
   }
 
   function say(message, text) {
@@ -192,7 +167,7 @@
       return;
     }
     var text = box.value;
-    request("PATCH", url, { text: text }).then(function (response) {
+    A.apiRequest("PATCH", url, { text: text }).then(function (response) {
       if (!response.ok) {
         return failed(message, response);
       }
@@ -209,7 +184,7 @@
     if (!url) {
       return;
     }
-    request("DELETE", url).then(function (response) {
+    A.apiRequest("DELETE", url).then(function (response) {
       if (!response.ok) {
         return failed(message, response);
       }

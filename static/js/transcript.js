@@ -90,6 +90,8 @@
     var alsoUpdate = {
       permission_request: A.onPermissionRequest,
       mode_changed: items.onModeChanged,
+      model_changed: A.onModelChanged,
+      models: A.onModels,
       tool_result: items.onToolResult,
       turn_end: items.onTurnEnd,
       plan: function () {

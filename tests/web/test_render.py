@@ -333,6 +333,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/page.js",
         "/static/js/cards.js",
         "/static/js/composer.js",
+        "/static/js/model.js",
         "/static/js/items.js",
         "/static/js/queue.js",
         "/static/js/transcript.js",
