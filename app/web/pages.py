@@ -19,6 +19,7 @@ from app.services import lineage, store
 from app.services.eventlog import EVENT_TABLE, EventDict
 from app.web.deps import AppState, SessionIdDep, StateDep
 from app.web.formatting import command_names, day_label
+from app.web.lookups import subagent_of
 from app.web.streaming import replay_then_follow
 from app.web.transcript import (
     fold_events,
@@ -226,6 +227,10 @@ async def live(
         # A thought is timed from the event before it, as on the page (fold_events).
         shown = with_thought_duration(event, previous_at)
         previous_at = record.at
+        parent = event.get("parent_tool_call_id")
+        if record.kind == "permission_request" and isinstance(parent, str) and parent:
+            # The card says which subagent asked; the page may not hold that call.
+            shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
         html = render_event(state.templates, shown, install_hint=install_hint)
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
 

@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from app.services.records import EventDict
 from app.web.formatting import as_number, as_text
+from app.web.nesting import nest_subagents
 
 # Every kind the page knows how to show; the session page subscribes to exactly these
 # SSE event names, so a kind added later is ignored by old pages instead of garbling them.
@@ -42,6 +43,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "usage",
     "commands",
     "title",
+    "task",
 )
 # EventSource also fires "error" for connection failures, so a stored ``error`` event is
 # better sent under another name (``sse_event_name``); the page listens to both.
@@ -136,7 +138,8 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
       result) or running;
     - a ``thought`` gets ``duration_ms`` when it can be timed (``thought_duration_ms``);
     - every ``plan`` but the newest gets ``superseded`` (each plan replaces the last);
-    - a queued ``user_message`` gets what became of it (``settle_queue``).
+    - a queued ``user_message`` gets what became of it (``settle_queue``);
+    - a subagent's work moves under the tool call that runs it (``nest_subagents``).
     Input dicts are never modified.
     """
     completed: set[str] = set()
@@ -210,7 +213,7 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
     for item, parts in streams.values():
         item["text"] = "".join(parts)
     settle_queue(out)
-    return out
+    return nest_subagents(out)
 
 
 _QUEUE_OUTCOMES = {"queued_sent": "sent", "queued_dropped": "dropped"}
