@@ -36,7 +36,9 @@ def _with_report(info: dict[str, Any], task: EventDict) -> dict[str, Any]:
     merged = dict(info)
     for key in TASK_FIELDS:
         value = task.get(key)
-        if isinstance(value, str) and value:
+        # A progress report's description is what the subagent does now, not its name:
+        # the call's own description (or the first report's) names it.
+        if isinstance(value, str) and value and not (key == "description" and info.get(key)):
             merged[key] = value
     return merged
 

@@ -118,8 +118,10 @@
     });
     var description = report.getAttribute("data-description");
     var type = report.getAttribute("data-subagent-type");
-    if (description) {
+    // Later reports describe what the subagent does now; the first one names it.
+    if (description && !group.hasAttribute("data-named")) {
       group.querySelector(".subagent-desc").textContent = description;
+      group.setAttribute("data-named", "");
     }
     if (type) {
       group.querySelector(".subagent-type").textContent = "(" + type + ")";

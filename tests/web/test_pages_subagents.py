@@ -38,7 +38,8 @@ def subagent_events(*, finished: bool = True) -> list[dict[str, Any]]:
         ev(6, "permission_request", permission_id="p1", tool="Bash", status="pending", **inner),
         ev(7, "permission_decision", permission_id="p1", decision="allow_once", source="user"),
         ev(8, "tool_result", tool_call_id="B1", output="", **inner),
-        ev(9, "task", task_id="t1", tool_call_id="A1", status="", last_tool="Bash"),
+        # A progress report: its description says what the subagent does now.
+        ev(9, "task", task_id="t1", tool_call_id="A1", description="Running x", last_tool="Bash"),
     ]
     if finished:
         events += [
