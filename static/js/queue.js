@@ -130,6 +130,8 @@
       return;
     }
     editor.hidden = !open;
+    // While the text box is open, Save and Cancel are the only ways on.
+    edit.parentElement.hidden = open;
     if (bubble) {
       bubble.hidden = open;
     }
