@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Page, expect
 
 from tests.api.test_chat import make_session
 from tests.browser.conftest import Browsing
@@ -24,16 +24,30 @@ from tests.real.test_real_claude_questions import PLAN, QUESTIONS
 pytestmark = pytest.mark.browser
 
 
+ASK = {"tool": "AskUserQuestion", "input": {"questions": QUESTIONS}, "permission": True}
+EXIT_PLAN = {"tool": "ExitPlanMode", "input": {"plan": PLAN}, "permission": True}
+
+
+async def asking_page(
+    browsing: Browsing,
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    fake: dict[str, Any],
+    steps: list[dict[str, Any]],
+) -> Page:
+    """The page of a session whose agent's turn plays ``steps``, started and open."""
+    write_scenario(fake["scenario"], [steps])
+    sid = await make_session(client, project_dir, fake)
+    await browsing.sign_in(f"/sessions/{sid}")
+    await send(client, sid, "go")
+    return browsing.page
+
+
 async def test_enter_answers_neither_a_question_nor_a_plan(
     browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    ask = {"tool": "AskUserQuestion", "input": {"questions": QUESTIONS}, "permission": True}
-    plan = {"tool": "ExitPlanMode", "input": {"plan": PLAN}, "permission": True}
-    write_scenario(fake_claude["scenario"], [[ask, plan, bash("echo hi"), {"text": "ok"}]])
-    sid = await make_session(client, project_dir, fake_claude)
-    page = browsing.page
-    await browsing.sign_in(f"/sessions/{sid}")
-    await send(client, sid, "go")
+    steps = [ASK, EXIT_PLAN, bash("echo hi"), {"text": "ok"}]
+    page = await asking_page(browsing, client, project_dir, fake_claude, steps)
 
     card = pending_card(page)
     await expect(card).to_have_attribute("data-prompt", "question")
@@ -80,4 +94,40 @@ async def test_enter_answers_neither_a_question_nor_a_plan(
     await page.keyboard.press("Enter")
     await expect(page.locator(".msg.assistant .md")).to_have_text("ok")
     assert [a["behavior"] for a in answers(fake_claude)] == ["allow", "deny", "allow"]
+    assert browsing.log.page_errors == [] and await browsing.csp_violations() == []
+
+
+async def test_a_question_answered_elsewhere_folds_to_its_answers(
+    browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    steps = [ASK, EXIT_PLAN, {"text": "ok"}]
+    page = await asking_page(browsing, client, project_dir, fake_claude, steps)
+
+    # Another tab (here the API) answers: this page folds the card from the stream.
+    card = pending_card(page)
+    await expect(card).to_have_attribute("data-prompt", "question")
+    pid = await card.get_attribute("data-pid")
+    chosen = {"Which database should I use?": "Postgres", "Which extras?": ["Search"]}
+    r = await client.post(
+        f"/api/permissions/{pid}/decision", json={"decision": "allow_once", "answers": chosen}
+    )
+    assert r.status_code == 200, r.text
+    folded = page.locator(f"#perm-{pid}")
+    await expect(folded).to_have_attribute("data-status", "decided")
+    await expect(folded.locator(".outcome")).to_have_text(
+        "Answered · Which database should I use? Postgres · Which extras? Search"
+    )
+
+    await expect(card).to_have_attribute("data-prompt", "plan")
+    pid = await card.get_attribute("data-pid")
+    r = await client.post(
+        f"/api/permissions/{pid}/decision", json={"decision": "allow_once", "mode": "acceptEdits"}
+    )
+    assert r.status_code == 200, r.text
+    folded = page.locator(f"#perm-{pid}")
+    await expect(folded.locator(".outcome")).to_have_text(
+        "Plan approved · continues in acceptEdits"
+    )
+    await expect(page.locator("#mode-select")).to_have_value("acceptEdits")
+    await expect(page.locator(".msg.assistant .md")).to_have_text("ok")
     assert browsing.log.page_errors == [] and await browsing.csp_violations() == []
