@@ -17,8 +17,9 @@
   };
   var NESTED = { assistant_message: true, thought: true, tool_call: true, tool_result: true };
 
+  // Tool call ids come from the agent: escaped whole, so no id can break a selector.
   function quoted(value) {
-    return '"' + value.replace(/["\\]/g, "\\$&") + '"';
+    return '"' + CSS.escape(value) + '"';
   }
 
   function groupOf(log, tcid) {
