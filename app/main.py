@@ -20,7 +20,16 @@ from app.services.eventlog import EventLog
 from app.services.lifecycle import Stopper
 from app.services.manager import SessionManager
 from app.settings import Settings
-from app.web import api, api_history, docs, pages, pages_history, pages_profiles, pages_review
+from app.web import (
+    api,
+    api_history,
+    docs,
+    pages,
+    pages_decisions,
+    pages_history,
+    pages_profiles,
+    pages_review,
+)
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.render import make_templates
@@ -74,6 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(docs.router)
     app.include_router(api_history.router)
     app.include_router(pages.router)
+    app.include_router(pages_decisions.router)
     app.include_router(pages_review.router)
     app.include_router(pages_profiles.router)
     app.include_router(pages_history.router)

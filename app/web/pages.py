@@ -13,13 +13,13 @@ from sqlalchemy import select
 
 from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
-from app.errors import AppError, ConflictError
-from app.schemas import DecisionIn, MessageIn, ProfileCreate
+from app.errors import AppError
+from app.schemas import MessageIn, ProfileCreate
 from app.services import lineage, store
 from app.services.eventlog import EVENT_TABLE, EventDict
-from app.services.permissions import permission_to_dict
 from app.web.deps import AppState, SessionIdDep, StateDep
 from app.web.formatting import command_names, day_label
+from app.web.lookups import subagent_of
 from app.web.streaming import replay_then_follow
 from app.web.transcript import (
     fold_events,
@@ -168,6 +168,8 @@ async def session_page(
         "permission_modes": list(PERMISSION_MODES),
         "session_info": info or {},
         "slash_commands": commands,
+        "queue_held": _queue_held(state, session_id),
+        "models": _models(state, session_id),
     }
     return state.templates.TemplateResponse(request, "session.html", context)
 
@@ -206,6 +208,7 @@ async def earlier(
         "has_earlier": bool(events) and events[0]["seq"] > 1,
         "install_hint": _install_hint(chat.backend),
         "cwd": store.get_profile(state.engine, chat.profile_id).cwd,
+        "queue_held": _queue_held(state, session_id),
     }
     return state.templates.TemplateResponse(request, "_earlier.html", context)
 
@@ -229,6 +232,10 @@ async def live(
         # A thought is timed from the event before it, as on the page (fold_events).
         shown = with_thought_duration(event, previous_at)
         previous_at = record.at
+        parent = event.get("parent_tool_call_id")
+        if record.kind == "permission_request" and isinstance(parent, str) and parent:
+            # The card says which subagent asked; the page may not hold that call.
+            shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
         html = render_event(state.templates, shown, install_hint=install_hint, cwd=cwd)
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
 
@@ -267,29 +274,17 @@ async def interrupt(session_id: str, state: StateDep) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/permissions/{permission_id}/decision", response_class=HTMLResponse)
-async def decide(
-    permission_id: str,
-    request: Request,
-    state: StateDep,
-    decision: Annotated[str, Form()] = "",
-    message: Annotated[str, Form()] = "",
-) -> HTMLResponse:
-    notice = ""
+def _models(state: AppState, session_id: str) -> dict[str, Any]:
+    """The models the header's picker offers, and the one in use ({"current", "models"})."""
     try:
-        body = DecisionIn.model_validate({"decision": decision, "message": message or None})
-        perm = await state.manager.controls.decide(permission_id, body.decision, body.message)
-    except ValidationError as exc:
-        perm = permission_to_dict(state.manager.permissions.get(permission_id))
-        notice = _first_error(exc)
-    except ConflictError as exc:
-        perm = permission_to_dict(state.manager.permissions.get(permission_id))
-        notice = exc.message
-    context = _base_context(request, state) | {
-        "perm": {**perm, "permission_id": perm["id"]},
-        "notice": notice,
-    }
-    return state.templates.TemplateResponse(request, "cards/_permission.html", context)
+        return state.manager.controls.models(session_id)
+    except AppError:
+        return {"current": "", "models": []}
+
+
+def _queue_held(state: AppState, session_id: str) -> list[int]:
+    """The seqs of the messages the app holds for the session: they can still change."""
+    return [item.seq for item in state.manager.outbox.items(session_id)]
 
 
 def _install_hint(backend: str) -> str | None:

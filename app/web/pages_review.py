@@ -1,4 +1,4 @@
-"""Pages for reviewing approvals: the audit log, the mode switch, the badge.
+"""Pages for reviewing approvals: the audit log, the mode and model switches, the badge.
 
 Everything here is a plain form or link (htmx only polls the badge), so each page also
 works as a bookmark and with the keyboard alone. A profile's rules are on its page
@@ -8,7 +8,7 @@ works as a bookmark and with the keyboard alone. A profile's rules are on its pa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -22,7 +22,7 @@ from sqlmodel import col
 
 from app.db.models import Event, PermissionRequest
 from app.errors import AppError, NotFoundError
-from app.schemas import ModeIn
+from app.schemas import ModeIn, ModelIn
 from app.services import store
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
@@ -58,25 +58,52 @@ async def set_mode(
     mode: Annotated[str, Form()] = "",
     confirm: Annotated[str, Form()] = "",
 ) -> Response:
-    store.get_session(state.engine, session_id)
-    try:
+    async def apply() -> None:
         body = ModeIn.model_validate({"mode": mode, "confirm": bool(confirm)})
         await state.manager.controls.set_mode(session_id, body.mode, confirm=body.confirm)
+
+    return await _switch(state, session_id, "mode", mode, apply)
+
+
+@router.post("/sessions/{session_id}/model", response_model=None)
+async def set_model(
+    session_id: str, state: StateDep, model: Annotated[str, Form()] = ""
+) -> Response:
+    """The model picker without scripts (static/js/model.js posts to the JSON API)."""
+
+    async def apply() -> None:
+        body = ModelIn.model_validate({"model": model})
+        await state.manager.controls.set_model(session_id, body.model)
+
+    return await _switch(state, session_id, "model", model, apply)
+
+
+async def _switch(
+    state: AppState,
+    session_id: str,
+    field: str,
+    value: str,
+    apply: Callable[[], Awaitable[None]],
+) -> Response:
+    """Run ``apply`` and go back to the session, with what went wrong if it was refused."""
+    store.get_session(state.engine, session_id)
+    try:
+        await apply()
     except ValidationError as exc:
-        return _back_to_session(session_id, mode, _error_text(exc))
+        return _back_to_session(session_id, field, value, _error_text(exc))
     except NotFoundError:
         raise
     except AppError as exc:
-        return _back_to_session(session_id, mode, exc.message)
+        return _back_to_session(session_id, field, value, exc.message)
     return RedirectResponse(f"/sessions/{session_id}", status_code=303)
 
 
-def _back_to_session(session_id: str, mode: str, error: str) -> RedirectResponse:
+def _back_to_session(session_id: str, field: str, value: str, error: str) -> RedirectResponse:
     # A redirect rather than a re-render keeps reload from re-posting the form. The
     # message can only reach a signed-in page: the SameSite=Strict cookie is not sent
     # when another site links here.
-    query = urlencode({"mode": mode[:100], "mode_error": error[:500]})
-    return RedirectResponse(f"/sessions/{session_id}?{query}#mode-form", status_code=303)
+    query = urlencode({field: value[:200], f"{field}_error": error[:500]})
+    return RedirectResponse(f"/sessions/{session_id}?{query}#{field}-form", status_code=303)
 
 
 # -- audit log -------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 from markupsafe import Markup
 
+from app.services.prompts import questions_of
 from app.web.formatting import (
     STATUS_LABELS,
     TOOL_OUTPUT_LINES,
@@ -90,6 +91,7 @@ def make_templates(templates_dir: Path) -> Jinja2Templates:
         split_output=split_output,
         command_names=command_names,
         error_advice=error_advice,
+        questions_of=questions_of,
         TOOL_STATE_LABELS=TOOL_STATE_LABELS,
         TOOL_OUTPUT_LINES=TOOL_OUTPUT_LINES,
     )

@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from app.services.records import EventDict
 from app.web.formatting import as_number, as_text
+from app.web.nesting import nest_subagents
 
 # Every kind the page knows how to show; the session page subscribes to exactly these
 # SSE event names, so a kind added later is ignored by old pages instead of garbling them.
@@ -30,16 +31,20 @@ EVENT_KINDS: tuple[str, ...] = (
     "backend_session",
     "session_info",
     "mode_changed",
+    "model_changed",
+    "models",
     "error",
     "status",
     "queued_sent",
     "queued_dropped",
+    "queued_edited",
     "note",
     "plan",
     "usage",
     "commands",
     "title",
     "rewind",
+    "task",
 )
 # EventSource also fires "error" for connection failures, so a stored ``error`` event is
 # better sent under another name (``sse_event_name``); the page listens to both.
@@ -133,7 +138,9 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
     - a ``tool_call`` gets ``state``: done, failed, stopped (its turn ended without a
       result) or running;
     - a ``thought`` gets ``duration_ms`` when it can be timed (``thought_duration_ms``);
-    - every ``plan`` but the newest gets ``superseded`` (each plan replaces the last).
+    - every ``plan`` but the newest gets ``superseded`` (each plan replaces the last);
+    - a queued ``user_message`` gets what became of it (``settle_queue``);
+    - a subagent's work moves under the tool call that runs it (``nest_subagents``).
     Input dicts are never modified.
     """
     completed: set[str] = set()
@@ -206,7 +213,51 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
             out.append(event)
     for item, parts in streams.values():
         item["text"] = "".join(parts)
-    return out
+    settle_queue(out)
+    return nest_subagents(out)
+
+
+_QUEUE_OUTCOMES = {"queued_sent": "sent", "queued_dropped": "dropped"}
+
+
+def settle_queue(items: list[EventDict]) -> None:
+    """Apply the queue's events to the queued messages they name, in place.
+
+    A message sent while the agent was busy is a ``user_message`` with ``queued``; a later
+    ``queued_sent``, ``queued_dropped`` or ``queued_edited`` names it by ``queued_seq``.
+    The message gets ``queue_state`` ("sent" or "dropped"; none while it waits) and the
+    text that finally went (``edited`` when that changed); each such event whose message
+    is in ``items`` gets ``settled``, so the page does not apply it again. Events stored
+    before ``queued_seq`` existed name the oldest waiting message with their text.
+    Changed items are replaced by copies.
+    """
+    by_seq: dict[int, EventDict] = {}
+    waiting: list[EventDict] = []
+    for index, item in enumerate(items):
+        kind = item.get("kind")
+        if kind == "user_message" and item.get("queued"):
+            items[index] = message = dict(item)
+            by_seq[int(item.get("seq") or 0)] = message
+            waiting.append(message)
+            continue
+        if kind not in ("queued_sent", "queued_dropped", "queued_edited"):
+            continue
+        named = item.get("queued_seq")
+        if isinstance(named, int):
+            target = by_seq.get(named)
+        else:
+            text = item.get("text")
+            target = next((m for m in waiting if m.get("text") == text), None)
+        if target is None:
+            continue
+        items[index] = {**item, "settled": True}
+        text = item.get("text")
+        if isinstance(text, str) and text != target.get("text"):
+            target.update(text=text, edited=True)
+        if kind in _QUEUE_OUTCOMES:
+            target["queue_state"] = _QUEUE_OUTCOMES[str(kind)]
+            if target in waiting:
+                waiting.remove(target)
 
 
 def render_event(templates: Jinja2Templates, event: EventDict, **context: Any) -> str:

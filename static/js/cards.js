@@ -1,5 +1,6 @@
-// Permission cards: the time each has waited, Enter and Escape as answers, focus moving
-// on to the next card, and a pending card collapsing when a decision arrives over SSE.
+// Permission cards: the time each has waited, Enter (tool cards only) and Escape as
+// answers, focus moving on to the next card, a refused answer swapped in with its notice,
+// and a pending card collapsing when a decision arrives over SSE.
 (function () {
   "use strict";
 
@@ -38,6 +39,11 @@
         nodes[i].textContent = waitText(now - since);
       }
     }
+  }
+
+  // Questions and plans (data-prompt) need the user's choice; Enter answers tool cards only.
+  function isToolCard(card) {
+    return (card.getAttribute("data-prompt") || "tool") === "tool";
   }
 
   // Clicking the real button keeps one code path: htmx sends the form with the
@@ -79,6 +85,12 @@
         answer(own, "deny");
         return;
       }
+      // A question or a plan is answered by a click or a focused button, never by Enter
+      // in one of its fields (which would send the form with its first button).
+      if (own && evt.key === "Enter" && !isToolCard(own) && target.matches("input")) {
+        evt.preventDefault();
+        return;
+      }
       var typing = target.closest(TYPING);
       var card = own || pendingCards()[0];
       if (!card) {
@@ -92,6 +104,9 @@
       }
       if (typing || (target !== own && target.closest(CONTROLS))) {
         return;
+      }
+      if (evt.key === "Enter" && !isToolCard(card)) {
+        return; // only a tool call is allowed with Enter
       }
       evt.preventDefault();
       answer(card, evt.key === "Enter" ? "allow_once" : "deny");
@@ -114,6 +129,16 @@
         var id = refocus;
         refocus = null;
         focusNextCard(document.getElementById(id));
+      }
+    });
+
+    // A refused answer (422: a question left unanswered…) comes back as the card itself,
+    // still pending, with the notice and every field as the user left it.
+    document.body.addEventListener("htmx:beforeSwap", function (evt) {
+      var target = evt.detail.target;
+      if (evt.detail.xhr.status === 422 && target && target.classList.contains("perm")) {
+        evt.detail.shouldSwap = true;
+        evt.detail.isError = false;
       }
     });
 
@@ -236,8 +261,9 @@
     }
     var tool = card.querySelector(".tool");
     var title = card.querySelector(".perm-title");
+    var badge = card.querySelector(".perm-badge");
     A.notify(
-      "Approval needed: " + (tool ? tool.textContent : "a tool"),
+      tool || !badge ? "Approval needed: " + (tool ? tool.textContent : "a tool") : badge.textContent,
       (title ? title.textContent + "\n" : "") + A.baseTitle,
       "angelia-" + card.getAttribute("data-pid")
     );

@@ -1,8 +1,8 @@
 // Angelia's page scripts share one namespace, window.Angelia; this file, loaded first,
 // makes it and puts the helpers used by more than one of them on it: parsing server
-// fragments, local times, error text from a response, cost and token formats, the tab
-// title, asking the approvals badge to update, desktop notifications, stopping the
-// running turn and posting JSON to the API.
+// fragments, local times, error text from a response, requests to the JSON API, cost and
+// token formats, the tab title, asking the approvals badge to update, desktop
+// notifications and stopping the running turn.
 // The scripts are plain files loaded with `defer`, in the order templates/base.html lists
 // them, under `script-src 'self'`: no inline handlers anywhere, everything is wired by id,
 // class or data attribute.
@@ -42,6 +42,39 @@
       return body;
     }
     return fallback + " (HTTP " + xhr.status + ")";
+  }
+
+  // A request to the JSON API from this page: same-origin, with the CSRF token.
+  function apiRequest(method, url, body) {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    var headers = { Accept: "application/json", "X-CSRF-Token": meta ? meta.content : "" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+    }
+    return fetch(url, {
+      method: method,
+      headers: headers,
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  // A refused API request's reason, as text: the first field's message of a 422, the
+  // detail of any other error, else ``fallback`` and the status.
+  function apiProblem(response, fallback) {
+    var plain = fallback + " (HTTP " + response.status + ")";
+    return response.json().then(
+      function (data) {
+        var detail = data && data.detail;
+        if (Array.isArray(detail) && detail.length && detail[0].message) {
+          return String(detail[0].message);
+        }
+        return typeof detail === "string" && detail ? detail : plain;
+      },
+      function () {
+        return plain;
+      }
+    );
   }
 
   function formatCost(usd) {
@@ -184,6 +217,8 @@
   A.parseFragment = parseFragment;
   A.localiseTimes = localiseTimes;
   A.responseMessage = responseMessage;
+  A.apiRequest = apiRequest;
+  A.apiProblem = apiProblem;
   A.formatCost = formatCost;
   A.formatTokens = formatTokens;
   A.baseTitle = baseTitle;

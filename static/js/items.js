@@ -1,6 +1,6 @@
 // What each kind of transcript item does to the page when it arrives over SSE, besides
-// being appended: streamed text, queued messages settling, tool call states, the turn's
-// totals, older plans folding, the session's status, model and slash commands.
+// being appended: streamed text, tool call states, the turn's totals, older plans
+// folding, the session's status, model and slash commands. (Queued messages: queue.js.)
 (function () {
   "use strict";
 
@@ -46,65 +46,6 @@
       nodes.forEach(function (node) {
         htmx.process(node);
       });
-    }
-
-    function onQueue(data) {
-      var event = A.parseFragment(data).querySelector("[data-queue-event]");
-      if (!event) {
-        return;
-      }
-      var outcome = event.getAttribute("data-queue-event");
-      var text = (event.querySelector(".queue-text") || event).textContent;
-      // The manager sends queued messages oldest first, so the first match is the one.
-      var waiting = log.querySelectorAll('.msg.user[data-queue="waiting"]');
-      for (var i = 0; i < waiting.length; i++) {
-        var bubble = waiting[i].querySelector(".bubble");
-        if (bubble && bubble.textContent === text) {
-          setQueued(waiting[i], outcome);
-          return;
-        }
-      }
-    }
-
-    function setQueued(message, outcome) {
-      message.setAttribute("data-queue", outcome);
-      message.classList.remove("queue-waiting");
-      message.classList.add("queue-" + outcome);
-      var label = message.querySelector(".queue-label");
-      if (!label) {
-        return;
-      }
-      if (outcome === "sent") {
-        label.remove();
-      } else {
-        label.textContent = label.getAttribute("data-dropped") || "not sent";
-      }
-    }
-
-    // A page of earlier events may hold queued messages whose outcome the server
-    // rendered on a later page; replaying the queue events in order settles them.
-    function settleQueues() {
-      var nodes = log.querySelectorAll('.msg.user[data-queue], [data-queue-event]:not([data-settled])');
-      var waiting = [];
-      for (var i = 0; i < nodes.length; i++) {
-        var node = nodes[i];
-        if (node.hasAttribute("data-queue")) {
-          if (node.getAttribute("data-queue") === "waiting") {
-            waiting.push(node);
-          }
-          continue;
-        }
-        var text = (node.querySelector(".queue-text") || node).textContent;
-        for (var j = 0; j < waiting.length; j++) {
-          var bubble = waiting[j].querySelector(".bubble");
-          if (bubble && bubble.textContent === text) {
-            setQueued(waiting[j], node.getAttribute("data-queue-event"));
-            node.setAttribute("data-settled", "");
-            waiting.splice(j, 1);
-            break;
-          }
-        }
-      }
     }
 
     function onModeChanged(data) {
@@ -243,8 +184,6 @@
     return {
       onDelta: onDelta,
       replaceLive: replaceLive,
-      onQueue: onQueue,
-      settleQueues: settleQueues,
       onModeChanged: onModeChanged,
       onToolResult: onToolResult,
       onTurnEnd: onTurnEnd,

@@ -11,7 +11,9 @@
     A.initNotifyButton();
     A.initShortcuts();
     A.initModeForm();
+    A.initModelPicker();
     A.initComposer();
+    A.initQueue();
     A.initTranscript();
     A.initAttach();
     A.initRewind();

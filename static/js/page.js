@@ -51,7 +51,7 @@
     var headToggle = document.getElementById("head-toggle");
     var more = document.getElementById("head-more");
     if (headToggle && more) {
-      foldOnNarrow(headToggle, more, !!more.querySelector("[role=alert], details[open]"));
+      foldOnNarrow(headToggle, more, !!more.querySelector("[role=alert]:not([hidden]), details[open]"));
     }
   }
 

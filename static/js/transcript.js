@@ -1,6 +1,7 @@
 // The live transcript: following new content at the bottom, the pending approvals count,
 // the SSE stream (dropping what a reconnect replays, handing each message to its kind's
-// update in items.js), reconnect notices and pages of earlier events loaded above.
+// update in items.js, queue.js, model.js or subagents.js), reconnect notices and pages of
+// earlier events loaded above.
 (function () {
   "use strict";
 
@@ -90,8 +91,16 @@
     var alsoUpdate = {
       permission_request: A.onPermissionRequest,
       mode_changed: items.onModeChanged,
-      tool_result: items.onToolResult,
-      turn_end: items.onTurnEnd,
+      model_changed: A.onModelChanged,
+      models: A.onModels,
+      tool_result: function (data) {
+        items.onToolResult(data);
+        A.onSubagentCallResult(log, data);
+      },
+      turn_end: function (data) {
+        items.onTurnEnd(data);
+        A.onSubagentsTurnEnd(log);
+      },
       plan: function () {
         items.settlePlans(false);
       },
@@ -132,8 +141,9 @@
             evt.preventDefault();
             items.replaceLive(live, msg.data);
             afterNewContent();
+            return;
           }
-          return;
+          break; // a subagent's message has no live bubble: it may nest below
         }
         case "permission_decision":
           // The request's card collapses to the line saying who decided what; a second
@@ -145,9 +155,24 @@
           return;
         case "queued_sent":
         case "queued_dropped":
+        case "queued_edited":
           evt.preventDefault();
-          items.onQueue(msg.data);
+          A.onQueueEvent(log, msg.data);
           return;
+        case "task":
+          evt.preventDefault();
+          A.onTask(log, msg.data);
+          return;
+      }
+      // A subagent's item goes into the group under its call instead of the log's end.
+      if (A.nestSubagentItem(log, msg.type, msg.data)) {
+        evt.preventDefault();
+        if (Object.prototype.hasOwnProperty.call(alsoUpdate, msg.type)) {
+          alsoUpdate[msg.type](msg.data);
+        }
+        A.localiseTimes(log);
+        afterNewContent();
+        return;
       }
       if (Object.prototype.hasOwnProperty.call(alsoUpdate, msg.type)) {
         alsoUpdate[msg.type](msg.data);
@@ -192,7 +217,8 @@
     document.body.addEventListener("htmx:afterSwap", function (evt) {
       var target = evt.detail.target;
       if (target && target.classList && target.classList.contains("earlier")) {
-        items.settleQueues();
+        A.settleQueues(log);
+        A.nestLoose(log);
         items.settlePlans(true);
       }
       updatePending();
@@ -201,6 +227,7 @@
     // Long sessions open at the end, unless a permalink (#e-<seq>) asks for an event.
     var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
     if (target && log.contains(target)) {
+      A.revealNested(target);
       target.scrollIntoView({ block: "center" });
       follow = atBottom();
     } else {

@@ -31,6 +31,12 @@ from tests.browser.demo import (
     set_session,
     write_events,
 )
+from tests.browser.demo_prompts import (
+    PLAN_TEXT,
+    QUESTION,
+    finished_with_models,
+    subagent_conversation,
+)
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import send
 
@@ -57,20 +63,26 @@ def rewind_answer(cwd: Path) -> dict[str, Any]:
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
+@pytest.fixture
+def shots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """Where the images go, and the project folder (shown as "~/src/app", as it would be
+    on a real machine)."""
+    out = Path(os.environ.get("ANGELIA_SCREENSHOTS_DIR") or DOCS)
+    out.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cwd = tmp_path / "src" / "app"
+    cwd.mkdir(parents=True)
+    return out, cwd
+
+
 async def test_screenshots(
     browser: Browser,
     server: LiveServer,
     client: httpx.AsyncClient,
-    tmp_path: Path,
     fake_claude: dict[str, Any],
-    monkeypatch: pytest.MonkeyPatch,
+    shots: tuple[Path, Path],
 ) -> None:
-    out = Path(os.environ.get("ANGELIA_SCREENSHOTS_DIR") or DOCS)
-    out.mkdir(parents=True, exist_ok=True)
-    # The header shows the project folder as "~/src/app", as it would on a real machine.
-    monkeypatch.setenv("HOME", str(tmp_path))
-    cwd = tmp_path / "src" / "app"
-    cwd.mkdir(parents=True)
+    out, cwd = shots
 
     # An older session or two, so the history page has days to group.
     profile_id = await make_profile(client, cwd, name="app")
@@ -174,5 +186,86 @@ async def test_screenshots(
         dialog = page.locator("#rewind-dialog")
         await expect(dialog.locator("#rewind-files li")).to_have_count(2)
         await page.screenshot(path=str(out / "rewind.png"))
+    finally:
+        await context.close()
+
+
+async def test_screenshots_of_questions_plans_subagents_queue_and_model(
+    browser: Browser,
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    fake_claude: dict[str, Any],
+    shots: tuple[Path, Path],
+) -> None:
+    out, cwd = shots
+    fake = {"command": fake_claude["command"], "env": fake_claude["env"]}
+    live_profile = await make_profile(client, cwd, name="app (fake CLI)", **fake)
+
+    async def live_session(title: str, steps: list[dict[str, Any]], **extra: Any) -> str:
+        # Each CLI reads the scenario when it starts: one per session, written just before.
+        write_scenario(fake_claude["scenario"], [steps])
+        profile = live_profile
+        if extra:
+            profile = await make_profile(client, cwd, name="app (fake CLI)", **fake, **extra)
+        return await make_session(client, profile, title)
+
+    context = await browser.new_context(viewport=SIZE, color_scheme="light")
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(CSP_PROBE)
+    page = await context.new_page()
+    card = page.locator('.perm[data-status="pending"]')
+    try:
+        ask = {"tool": "AskUserQuestion", "input": QUESTION, "permission": True}
+        sid = await live_session("Token lifetime from settings", [ask])
+        await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
+        await send(client, sid, "Make the token lifetime configurable.")
+        await card.get_by_role("radio", name=re.compile("^settings.py")).check()
+        await card.get_by_role("checkbox", name=re.compile("^Expiry")).check()
+        await card.get_by_label(re.compile("Other: your own words")).fill("Clock skew")
+        await card.evaluate("el => el.scrollIntoView({block: 'start'})")
+        await page.screenshot(path=str(out / "question.png"))
+
+        exit_plan = {"tool": "ExitPlanMode", "input": {"plan": PLAN_TEXT}, "permission": True}
+        sid = await live_session("Plan the settings change", [exit_plan], permission_mode="plan")
+        await page.goto(f"{server.url}/sessions/{sid}")
+        await send(client, sid, "Plan how to read the token lifetime from settings.")
+        await expect(card.locator(".plan-md h2")).to_be_visible()
+        await card.locator("textarea[name=message]").fill("Also mention the docs.")
+        await page.locator("#transcript").evaluate("el => el.scrollTop = el.scrollHeight")
+        await page.screenshot(path=str(out / "plan.png"))
+
+        profile_id = await make_profile(client, cwd, name="app")
+        sid = await make_session(client, profile_id, "Other wall clock reads")
+        write_events(server, sid, subagent_conversation())
+        await page.goto(f"{server.url}/sessions/{sid}")
+        group = page.locator(".subagent")
+        await expect(group).to_have_attribute("data-status", "completed")
+        await group.locator("summary").first.click()
+        await page.screenshot(path=str(out / "subagent.png"))
+
+        sid = await live_session("Rename the settings module", [{"sleep": 30}])
+        await page.goto(f"{server.url}/sessions/{sid}")
+        await send(client, sid, "Rename settings.py to config.py and fix the imports.")
+        for text in ("Then run the whole test suite.", "And update the README."):
+            r = await client.post(f"/api/sessions/{sid}/messages", json={"text": text})
+            assert r.json()["queued"] is True
+        waiting = page.locator('.msg.user[data-queue="waiting"]')
+        await expect(waiting).to_have_count(2)
+        await waiting.nth(1).get_by_role("button", name="Edit").click()
+        await (
+            waiting.nth(1)
+            .get_by_label("Edit the waiting message")
+            .fill("And update the README and the user guide.")
+        )
+        await page.screenshot(path=str(out / "queue.png"))
+        await client.post(f"/api/sessions/{sid}/interrupt")
+
+        sid = await make_session(client, profile_id, "Cheaper model for the docs")
+        write_events(server, sid, finished_with_models())
+        await page.goto(f"{server.url}/sessions/{sid}")
+        await page.get_by_label("Model", exact=True).select_option("haiku")
+        await expect(page.locator(".model-line")).to_have_text("Model switched to haiku")
+        await page.get_by_label("Model", exact=True).focus()
+        await page.screenshot(path=str(out / "model.png"))
     finally:
         await context.close()

@@ -22,6 +22,8 @@ from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS, Browsing
 from tests.browser.demo import LONG_OUTPUT_LINES, finished_session, later_items
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events
+from tests.real.test_real_claude_questions import PLAN, QUESTIONS
+from tests.web.test_pages_subagents import subagent_events
 
 pytestmark = pytest.mark.browser
 
@@ -275,6 +277,20 @@ async def chat_page_with_everything(
             "status": "pending",
         },
     )
+    # The newer pieces: a question, a plan, a subagent's group, a waiting message, a model.
+    asks = (("question", {"questions": QUESTIONS}), ("plan", {"plan": PLAN}))
+    for prompt, given in asks:
+        payload = {"permission_id": f"pending-{prompt}", "tool": prompt, "input": given}
+        append(
+            server, sid, "permission_request", {**payload, "prompt": prompt, "status": "pending"}
+        )
+    for event in subagent_events(finished=False)[1:]:
+        fields = {k: v for k, v in event.items() if k not in ("seq", "session_id", "kind", "at")}
+        append(server, sid, event["kind"], fields)
+    append(
+        server, sid, "user_message", {"text": "and then?", "queued": True, "queue_reason": "turn"}
+    )
+    append(server, sid, "model_changed", {"model": "haiku", "source": "user"})
     return sid
 
 
@@ -293,7 +309,7 @@ async def test_narrow_screens_have_no_sideways_scroll_and_fold_the_menus(
     try:
         await page.emulate_media(color_scheme=scheme)
         await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
-        await expect(page.locator('.perm[data-status="pending"]')).to_be_visible()
+        await expect(page.locator('.perm[data-status="pending"]').first).to_be_visible()
         assert await page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (
             scheme == "dark"
         )
@@ -356,7 +372,7 @@ async def test_axe_finds_nothing_serious(
     problems: list[str] = []
     try:
         await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
-        await expect(page.locator('.perm[data-status="pending"]')).to_be_visible()
+        await expect(page.locator('.perm[data-status="pending"]').first).to_be_visible()
         await expect(page.locator("details.plan")).to_have_count(2)
         for scheme in ("light", "dark"):
             await page.emulate_media(color_scheme=scheme)

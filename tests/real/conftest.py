@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-# The browser fixtures too, for the tests that drive the chat page with a real CLI.
+# The browser fixtures too, for tests that drive the page with a real CLI behind it
+# (test_real_claude_browser.py); fixtures are only set up for the tests that ask.
 from tests.browser.conftest import browser, browsing  # noqa: F401
 from tests.fakes.fake_model_server import FakeModelServer, start_fake_model_server
 from tests.helpers import setup_executable

@@ -114,6 +114,40 @@ async def test_declining_a_question_tells_the_model(
 PLAN = "# Plan\n\n1. write `hello.txt`\n2. say done"
 
 
+def plan_rules(project_dir: Path) -> dict[str, Any]:
+    """Fake model rules: "plan it" asks to approve PLAN, "write it" writes hello.txt."""
+    return {
+        "rules": [
+            # Inline plan, no plan file: the CLI asks with an empty input.
+            {
+                "match": "plan it",
+                "tool": "ExitPlanMode",
+                "input": {"plan": PLAN},
+                "force": True,
+            },
+            {
+                "match": "write it",
+                "tool": "Write",
+                "input": {"file_path": str(project_dir / "hello.txt"), "content": "hi\n"},
+            },
+        ],
+        "after_tool": "ok",
+    }
+
+
+async def start_plan_session(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    claude_bin: Path,
+    claude_env: dict[str, str],
+) -> str:
+    """A new session of a real claude profile that starts in plan mode."""
+    profile = await make_profile("claude", [str(claude_bin)], claude_env, permission_mode="plan")
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
 @pytest.fixture
 async def plan_session(
     client: httpx.AsyncClient,
@@ -123,29 +157,8 @@ async def plan_session(
     fake_model: FakeModelServer,
     project_dir: Path,
 ) -> str:
-    fake_model.set_rules(
-        {
-            "rules": [
-                # Inline plan, no plan file: the CLI asks with an empty input.
-                {
-                    "match": "plan it",
-                    "tool": "ExitPlanMode",
-                    "input": {"plan": PLAN},
-                    "force": True,
-                },
-                {
-                    "match": "write it",
-                    "tool": "Write",
-                    "input": {"file_path": str(project_dir / "hello.txt"), "content": "hi\n"},
-                },
-            ],
-            "after_tool": "ok",
-        }
-    )
-    profile = await make_profile("claude", [str(claude_bin)], claude_env, permission_mode="plan")
-    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
-    assert r.status_code == 201, r.text
-    return str(r.json()["id"])
+    fake_model.set_rules(plan_rules(project_dir))
+    return await start_plan_session(client, make_profile, claude_bin, claude_env)
 
 
 async def test_approving_a_plan_shows_it_and_switches_to_accept_edits(

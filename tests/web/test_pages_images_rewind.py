@@ -119,9 +119,10 @@ def test_no_rewind_action_on_other_kinds_or_dropped_messages(templates: Jinja2Te
         ev(4, "thought", text="x", message_id="m1"),
     ):
         assert "rewind-act" not in render_event(templates, event)
-    dropped = ev(5, "user_message", text="x", message_id="m1", queued=True)
-    html = templates.get_template("_event.html").render(e=dropped, queue_outcome={5: "dropped"})
-    assert "rewind-act" not in html
+    dropped = ev(5, "user_message", text="x", message_id="m1", queued=True, queue_state="dropped")
+    assert "rewind-act" not in render_event(templates, dropped)
+    sent = ev(6, "user_message", text="x", message_id="m1", queued=True, queue_state="sent")
+    assert "rewind-act" in render_event(templates, sent)
 
 
 # -- the rewind line -------------------------------------------------------------------
