@@ -1,0 +1,168 @@
+"""OpenCode (``opencode acp``) as a brain: the generic ACP brain plus a permission config.
+
+With no ``permission`` config OpenCode asks nothing: touch, rm, write and edit all run
+unasked (measured with 1.18.33), so the app's rules and the user's buttons would never
+be consulted. The brain therefore hands OpenCode an inline config
+(``OPENCODE_CONFIG_CONTENT``, the config source OpenCode reads last) that makes every
+tool ask except the read-only ones, whose prompts would carry no path to decide on.
+Answering ``session/request_permission`` is then where the app's rules, modes and the
+user decide.
+
+OpenCode's modes are its agents. The config keeps ``build`` asking, makes ``plan``
+refuse every edit (its own plan agent's edit deny would otherwise be overridden by the
+global "ask"), and adds an ``accept-edits`` agent that edits unasked and still asks for
+everything else, so Angelia's ``acceptEdits`` is a real mode that can be switched to
+mid-session. ``bypassPermissions`` stays on ``build``: the app allows what is asked,
+after the profile's rules had their say.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from app.brains import register
+from app.brains.acp import AcpBrain
+from app.brains.base import BrainConfig, BrainFacts, Capability
+from app.errors import BrainStartError
+
+__all__ = ["CONFIG_VARIABLE", "OpenCodeBrain", "angelia_config"]
+
+CONFIG_VARIABLE = "OPENCODE_CONFIG_CONTENT"
+ACCEPT_EDITS_AGENT = "accept-edits"
+
+# OpenCode evaluates permission rules last match first, so "*" comes first and the
+# exceptions after it. The tools named "ask" are listed although "*" covers them: a
+# user's own config that names them earlier would otherwise keep its value after the
+# merge (merged keys keep their first position).
+_ASK = {
+    "*": "ask",
+    "bash": "ask",
+    "edit": "ask",
+    "webfetch": "ask",
+    "websearch": "ask",
+    "codesearch": "ask",
+    "task": "ask",
+    "external_directory": "ask",
+    # Read-only tools run unasked: their prompts carry no path or pattern to decide on.
+    # Environment files still ask, as OpenCode's own defaults do.
+    "read": {"*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow"},
+    "glob": "allow",
+    "grep": "allow",
+    "list": "allow",
+    "lsp": "allow",
+    "skill": "allow",
+    "todowrite": "allow",
+    "todoread": "allow",
+}
+
+
+def angelia_config() -> dict[str, Any]:
+    """The inline OpenCode config that makes it ask before every tool that acts."""
+    return {
+        "permission": _ASK,
+        "agent": {
+            "build": {"permission": _ASK},
+            # Without this the global "edit": "ask" would override plan's own deny.
+            "plan": {"permission": {**_ASK, "edit": "deny"}},
+            ACCEPT_EDITS_AGENT: {
+                "mode": "primary",
+                "description": "Edits files without asking; asks before anything else.",
+                "permission": {**_ASK, "edit": "allow"},
+            },
+        },
+    }
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` deep-merged onto ``base`` (tables merge, anything else is replaced)."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if isinstance(old, Mapping) and isinstance(value, Mapping):
+            out[key] = _merge(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+@register
+class OpenCodeBrain(AcpBrain):
+    """OpenCode over ACP on stdio, told to ask before every tool that acts."""
+
+    name = "opencode"
+    label = "OpenCode"
+    executable = "opencode"
+    default_argv = ("opencode", "acp")
+    install_hint = (
+        "npm i -g opencode-ai; then configure a provider in opencode.json (or log in with "
+        "opencode auth login)"
+    )
+    instructions_file = "AGENTS.md"
+    facts = BrainFacts(
+        resume="session/new returns the id (ses_…); a later process continues it with "
+        "session/resume, which replays nothing (session/load would replay the whole history "
+        "with no marker). Sessions live in OpenCode's SQLite database under XDG_DATA_HOME.",
+        permission_prompt="session/request_permission with once / always / reject, because "
+        "Angelia gives OpenCode a permission config that asks before every tool but the "
+        "read-only ones (with none, OpenCode asks nothing).",
+        process_lifetime="`opencode acp` serves many turns, one session/prompt each; "
+        "session/cancel stops a turn.",
+    )
+    capabilities = frozenset(
+        {
+            Capability.DENY_SINGLE_TOOL,
+            Capability.PER_SESSION_MCP,
+            Capability.PERMISSION_PROMPTS,
+            Capability.RESUME,
+            Capability.SET_MODE_MID_SESSION,
+            Capability.INTERRUPT,
+        }
+    )
+    limits = {Capability.FORK: "the ACP brain cannot fork a session"}
+    # dontAsk has no OpenCode equivalent that the app could enforce.
+    permission_modes = ("default", "acceptEdits", "plan", "bypassPermissions")
+    # bypassPermissions first, so that "build" maps back to "default" (the last one wins).
+    mode_map = {
+        "bypassPermissions": "build",
+        "default": "build",
+        "acceptEdits": ACCEPT_EDITS_AGENT,
+        "plan": "plan",
+    }
+    catalog_env = {
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        # Otherwise it fetches its online model catalogue at every start.
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    }
+    quirks = (
+        "Asks only because Angelia passes it a permission config (OPENCODE_CONFIG_CONTENT); "
+        "read, glob, grep and list run unasked, so rules on them do not apply. MCP tools are "
+        "named <server>_<tool>. Looks up the npm registry at every start (fails quietly "
+        "offline). Sends a title request before the first prompt."
+    )
+
+    def __init__(self, config: BrainConfig) -> None:
+        self._config_problem = ""
+        mine = angelia_config()
+        theirs = config.env.get(CONFIG_VARIABLE, os.environ.get(CONFIG_VARIABLE, ""))
+        if theirs.strip():
+            try:
+                parsed = json.loads(theirs)
+            except ValueError as exc:
+                parsed, self._config_problem = {}, str(exc)
+            if not isinstance(parsed, dict):
+                parsed, self._config_problem = {}, "it is not a JSON object"
+            mine = _merge(parsed, mine)
+        env = {**config.env, CONFIG_VARIABLE: json.dumps(mine)}
+        super().__init__(replace(config, env=env))
+
+    async def start(self) -> None:
+        if self._config_problem:
+            raise BrainStartError(
+                f"{CONFIG_VARIABLE} in the profile's environment is not a JSON config "
+                f"({self._config_problem}); Angelia adds its permission config to it."
+            )
+        await super().start()
