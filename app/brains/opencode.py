@@ -160,6 +160,14 @@ class OpenCodeBrain(AcpBrain):
         super().__init__(replace(config, env=env))
 
     async def start(self) -> None:
+        mode = self.config.permission_mode
+        if mode not in self.permission_modes:
+            # A stored mode the app could not keep (e.g. dontAsk set before the start):
+            # running in another mode under its name would mislead.
+            raise BrainStartError(
+                f"{self.label} has no {mode!r} mode; switch the session to one of: "
+                f"{', '.join(self.permission_modes)}."
+            )
         if self._config_problem:
             raise BrainStartError(
                 f"{CONFIG_VARIABLE} in the profile's environment is not a JSON config "

@@ -71,6 +71,9 @@ def opencode_bin() -> Path:
     return setup_executable("ANGELIA_OPENCODE_BIN", default_opencode_bin(), "opencode")
 
 
+IMAGES = {"input": ["text", "image"], "output": ["text"]}
+
+
 @pytest.fixture
 def opencode_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
     """The complete environment for a real ``opencode acp`` talking to ``fake_model``.
@@ -85,7 +88,9 @@ def opencode_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
             "fake": {
                 "npm": "@ai-sdk/openai-compatible",
                 "options": {"baseURL": f"{fake_model.url}/v1", "apiKey": "x"},
-                "models": {"fake-model": {}, "fake-model-2": {}},
+                # Without image input in its modalities OpenCode replaces an image with
+                # "ERROR: Cannot read "image" (this model does not support image input)".
+                "models": {"fake-model": {"modalities": IMAGES}, "fake-model-2": {}},
             }
         },
         "model": "fake/fake-model",

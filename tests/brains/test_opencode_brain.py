@@ -1,0 +1,71 @@
+"""The opencode brain's own part: the permission config it hands OpenCode, and its modes.
+
+The real CLI's behaviour with this config is in tests/real/test_real_opencode*.py; here
+only what the brain builds before anything starts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from app.brains import BrainConfig, check_profile, get_brain_class
+from app.brains.opencode import CONFIG_VARIABLE, OpenCodeBrain
+from app.errors import BrainStartError
+
+
+def brain(tmp_path: Any, **config: Any) -> OpenCodeBrain:
+    return OpenCodeBrain(BrainConfig(session_id="s", cwd=str(tmp_path), **config))
+
+
+def passed_config(b: OpenCodeBrain) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads(b.config.env[CONFIG_VARIABLE])
+    return config
+
+
+def test_every_tool_that_acts_asks(tmp_path: Any) -> None:
+    config = passed_config(brain(tmp_path))
+    permission = config["permission"]
+    # Last match wins in OpenCode, so the catch-all must come first.
+    assert next(iter(permission)) == "*" and permission["*"] == "ask"
+    assert permission["bash"] == permission["edit"] == "ask"
+    assert permission["glob"] == "allow" and permission["read"]["*.env"] == "ask"
+    agents = config["agent"]
+    assert agents["build"]["permission"] == permission
+    assert agents["plan"]["permission"]["edit"] == "deny"
+    assert agents["accept-edits"]["permission"]["edit"] == "allow"
+    assert agents["accept-edits"]["permission"]["bash"] == "ask"
+
+
+def test_the_profiles_own_inline_config_is_kept_under_ours(tmp_path: Any) -> None:
+    theirs = {"model": "fake/x", "permission": {"bash": "allow", "webfetch": "deny"}}
+    b = brain(tmp_path, env={CONFIG_VARIABLE: json.dumps(theirs), "KEEP": "1"})
+    config = passed_config(b)
+    assert config["model"] == "fake/x" and b.config.env["KEEP"] == "1"
+    assert config["permission"]["bash"] == "ask" and config["permission"]["webfetch"] == "ask"
+
+
+async def test_a_broken_inline_config_is_refused_at_start(tmp_path: Any) -> None:
+    b = brain(tmp_path, env={CONFIG_VARIABLE: "{not json"})
+    with pytest.raises(BrainStartError, match=CONFIG_VARIABLE):
+        await b.start()
+    assert b.pid is None
+
+
+async def test_modes_it_cannot_keep_are_refused(tmp_path: Any) -> None:
+    assert "dontAsk" not in OpenCodeBrain.permission_modes
+    b = brain(tmp_path, permission_mode="dontAsk")
+    with pytest.raises(BrainStartError, match="no 'dontAsk' mode"):
+        await b.start()
+    assert b.pid is None
+    assert OpenCodeBrain.mode_map["acceptEdits"] == "accept-edits"
+
+
+def test_registered_as_the_opencode_backend() -> None:
+    cls = get_brain_class("opencode")
+    assert cls is OpenCodeBrain and cls.default_argv == ("opencode", "acp")
+    assert cls.catalog_env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"
+    everything = {"has_mcp_servers": True, "has_disallowed_tools": True, "has_allowed_tools": True}
+    assert check_profile("opencode", **everything) == []

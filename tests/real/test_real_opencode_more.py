@@ -1,0 +1,235 @@
+"""The real OpenCode through the app: modes, MCP servers, models and images.
+
+Fixtures and helpers come from ``test_real_opencode.py``. OpenCode's modes are its agents;
+the brain's inline config makes ``plan`` refuse edits and adds an ``accept-edits`` agent,
+and these tests show what each really lets through.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import FAKES
+from tests.fakes.fake_model_server import FakeModelServer
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real import test_real_opencode as base
+from tests.real.conftest import ProfileFactory
+from tests.real.test_real_claude_images_rewind import png
+from tests.real.test_real_opencode import (
+    RULES,
+    TIMEOUT,
+    conversation_requests,
+    decide,
+    permission_rows,
+    the_pending_request,
+    turn_of,
+)
+
+# The fixtures of the first module, used here under the same names.
+opencode_bin = base.opencode_bin
+opencode_env = base.opencode_env
+opencode_profile = base.opencode_profile
+opencode_session = base.opencode_session
+
+pytestmark = pytest.mark.real_cli
+
+MORE_RULES: list[dict[str, Any]] = [
+    {"match": "write the file", "tool": "write", "input": {"filePath": "w.txt", "content": "x\n"}},
+    {"match": "use mark", "tool": "mark_mark", "input": {"text": "apricot"}},
+    *RULES,
+]
+
+
+@pytest.fixture
+def fake_rules() -> dict[str, Any]:
+    return {"rules": MORE_RULES}
+
+
+def offered_tools(entry: dict[str, Any]) -> set[str]:
+    return {t["function"]["name"] for t in entry["body"]["tools"]}
+
+
+async def set_mode(client: httpx.AsyncClient, sid: str, mode: str) -> httpx.Response:
+    return await client.post(f"/api/sessions/{sid}/mode", json={"mode": mode, "confirm": True})
+
+
+async def test_plan_mode_offers_no_edit_tools_but_commands_still_ask(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    opencode_bin: Path,
+    opencode_env: dict[str, str],
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    command = [str(opencode_bin), "acp"]
+    profile = await make_profile("opencode", command, opencode_env, permission_mode="plan")
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    sid = r.json()["id"]
+
+    await send(client, sid, "write the file")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    # OpenCode's plan agent, with the brain's "edit": "deny", drops write and edit from
+    # the tools it offers, so the model cannot even try (the fake then just answers).
+    tools = offered_tools(conversation_requests(fake_model)[-1])
+    assert "bash" in tools and not tools & {"write", "edit"}, tools
+    assert not (project_dir / "w.txt").exists()
+    assert not of_kind(events, "permission_request") and not of_kind(events, "tool_call")
+
+    # Plan does not stop commands in OpenCode; they ask like everywhere else.
+    await send(client, sid, "run touch")
+    request = await the_pending_request(client, sid)
+    assert request["input"]["command"] == "touch made_by_fake.txt"
+    await decide(client, request["id"], "deny")
+    await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert not (project_dir / "made_by_fake.txt").exists()
+
+
+async def test_accept_edits_mid_session_writes_unasked_and_commands_still_ask(
+    client: httpx.AsyncClient, opencode_session: str, project_dir: Path
+) -> None:
+    sid = opencode_session
+    await send(client, sid, "say hi")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    r = await set_mode(client, sid, "acceptEdits")
+    assert r.status_code == 200 and r.json()["permission_mode"] == "acceptEdits", r.text
+
+    await send(client, sid, "write the file")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert (project_dir / "w.txt").read_text() == "x\n"
+    second = turn_of(events, 2)
+    assert not of_kind(second, "permission_request"), kinds(second)
+    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [False]
+
+    await send(client, sid, "run touch")
+    request = await the_pending_request(client, sid)
+    assert request["tool"] == "Bash"
+    await decide(client, request["id"], "allow_once")
+    await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
+    assert (project_dir / "made_by_fake.txt").exists()
+
+    # Back to default: writes ask again.
+    assert (await set_mode(client, sid, "default")).status_code == 200
+    (project_dir / "w.txt").unlink()
+    await send(client, sid, "write the file")
+    request = await the_pending_request(client, sid)
+    assert request["tool"] == "Edit" and request["input"]["file_path"] == str(project_dir / "w.txt")
+    await decide(client, request["id"], "deny")
+    await wait_for_events(client, sid, count("turn_end", 4), timeout=TIMEOUT)
+    assert not (project_dir / "w.txt").exists()
+
+
+async def test_bypass_allows_what_is_asked_but_a_deny_rule_still_wins(
+    client: httpx.AsyncClient,
+    opencode_profile: dict[str, Any],
+    opencode_session: str,
+    project_dir: Path,
+) -> None:
+    sid = opencode_session
+    victim = project_dir / "victim.txt"
+    victim.write_text("keep me")
+    r = await client.post(
+        f"/api/profiles/{opencode_profile['id']}/rules",
+        json={"rule": "Bash(rm:*)", "decision": "deny"},
+    )
+    assert r.status_code == 201, r.text
+    assert (await set_mode(client, sid, "bypassPermissions")).status_code == 200
+
+    await send(client, sid, "run touch")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    # dontAsk has no OpenCode equivalent the app could keep: refused, not pretended.
+    r = await set_mode(client, sid, "dontAsk")
+    assert r.status_code == 422 and "dontAsk" in r.text, r.text
+    assert (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"] == (
+        "bypassPermissions"
+    )
+    await send(client, sid, "remove the victim")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert (project_dir / "made_by_fake.txt").exists() and victim.read_text() == "keep me"
+    decisions = of_kind(events, "permission_decision")
+    assert [(d["decision"], d["source"]) for d in decisions] == [
+        ("allow_once", "mode"),
+        ("deny", "rule"),
+    ]
+    assert "waiting" not in [e["status"] for e in of_kind(events, "status")]
+
+
+async def test_a_per_session_mcp_server_tool_asks_and_runs(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    opencode_bin: Path,
+    opencode_env: dict[str, str],
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    log = tmp_path / "mcp.jsonl"
+    servers = {
+        "mark": {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
+    }
+    profile = await make_profile(
+        "opencode", [str(opencode_bin), "acp"], opencode_env, mcp_servers=servers
+    )
+    sid = (await client.post("/api/sessions", json={"profile_id": profile["id"]})).json()["id"]
+
+    await send(client, sid, "use mark")
+    request = await the_pending_request(client, sid)
+    # OpenCode names MCP tools <server>_<tool>, and asks without showing the input.
+    assert request["tool"] == "mark_mark", request
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    results = of_kind(events, "tool_result")
+    assert [(r["output"], r["is_error"]) for r in results] == [("marked apricot", False)]
+    assert "mark_mark" in offered_tools(conversation_requests(fake_model)[0])
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    called = [c["params"] for c in calls if c.get("method") == "tools/call"]
+    assert [(c["name"], c["arguments"]) for c in called] == [("mark", {"text": "apricot"})], calls
+
+
+async def test_model_switch_reaches_the_model(
+    client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = opencode_session
+    await send(client, sid, "first turn")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    offered = (await client.get(f"/api/sessions/{sid}/models")).json()
+    # No model chosen in the profile yet: OpenCode's config picks fake/fake-model.
+    assert offered["current"] == "", offered
+    assert {"fake/fake-model", "fake/fake-model-2"} <= {m["id"] for m in offered["models"]}
+    r = await client.post(f"/api/sessions/{sid}/model", json={"model": "fake/no-such-model"})
+    assert r.status_code == 422 and "fake/fake-model-2" in r.text, r.text
+    r = await client.post(f"/api/sessions/{sid}/model", json={"model": "fake/fake-model-2"})
+    assert r.status_code == 200, r.text
+    assert (await client.get(f"/api/sessions/{sid}/models")).json()["current"] == (
+        "fake/fake-model-2"
+    )
+
+    await send(client, sid, "second turn")
+    await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    models = [
+        (e["body"]["model"], "second turn" in json.dumps(e["body"]))
+        for e in conversation_requests(fake_model)
+    ]
+    assert models[0] == ("fake-model", False) and models[-1] == ("fake-model-2", True), models
+
+
+async def test_an_image_reaches_the_model(
+    client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = opencode_session
+    data = base64.b64encode(png()).decode()
+    r = await client.post(
+        f"/api/sessions/{sid}/messages",
+        json={"text": "describe it", "images": [{"media_type": "image/png", "data": data}]},
+    )
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    bodies = [json.dumps(e["body"]) for e in conversation_requests(fake_model)]
+    assert any(data in b for b in bodies), "the image never reached the model"
+    assert len(await permission_rows(client, sid)) == 0
