@@ -132,6 +132,9 @@ class OpenCodeBrain(AcpBrain):
         "acceptEdits": ACCEPT_EDITS_AGENT,
         "plan": "plan",
     }
+    # session/resume continues without a replay; session/load (also offered) replays the
+    # whole history with no marker, which the ACP brain only takes in as state.
+    resume_methods = ("resume", "load")
     catalog_env = {
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
         # Otherwise it fetches its online model catalogue at every start.

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.brains.opencode import OpenCodeBrain
 from app.main import create_app
 from app.services import store
 from app.settings import Settings
@@ -343,7 +344,10 @@ async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
     assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
 
 
+@pytest.mark.parametrize("method", ["resume", "load"])
 async def test_restart_resumes_without_showing_the_history_again(
+    method: str,
+    monkeypatch: pytest.MonkeyPatch,
     settings: Settings,
     server: LiveServer,
     client: httpx.AsyncClient,
@@ -351,6 +355,10 @@ async def test_restart_resumes_without_showing_the_history_again(
     fake_model: FakeModelServer,
     project_dir: Path,
 ) -> None:
+    """The brain prefers session/resume (no replay). session/load, which OpenCode also
+    offers, replays the whole history before it answers, with no marker; forced here, the
+    replay must only restore state, not come back as part of the new turn."""
+    monkeypatch.setattr(OpenCodeBrain, "resume_methods", (method,))
     sid = opencode_session
     await send(client, sid, "run touch, and remember the word apricot")
     request = await the_pending_request(client, sid)
