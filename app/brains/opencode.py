@@ -4,7 +4,8 @@ With no ``permission`` config OpenCode asks nothing: touch, rm, write and edit a
 unasked (measured with 1.18.33), so the app's rules and the user's buttons would never
 be consulted. The brain therefore hands OpenCode an inline config
 (``OPENCODE_CONFIG_CONTENT``, the config source OpenCode reads last) that makes every
-tool ask except the read-only ones, whose prompts would carry no path to decide on.
+tool ask except the read-only ones, whose prompts would carry no path to decide on,
+and turns subagents off, whose questions OpenCode does not send over ACP.
 Answering ``session/request_permission`` is then where the app's rules, modes and the
 user decide.
 
@@ -45,7 +46,9 @@ _ASK = {
     "webfetch": "ask",
     "websearch": "ask",
     "codesearch": "ask",
-    "task": "ask",
+    # Subagents are off: a subagent's questions never reach the client over ACP (1.18.33
+    # waited for ever on its first shell command), so its tools could not be decided on.
+    "task": "deny",
     "external_directory": "ask",
     # Read-only tools run unasked: their prompts carry no path or pattern to decide on.
     # Environment files still ask, as OpenCode's own defaults do.

@@ -31,6 +31,7 @@ def test_every_tool_that_acts_asks(tmp_path: Any) -> None:
     # Last match wins in OpenCode, so the catch-all must come first.
     assert next(iter(permission)) == "*" and permission["*"] == "ask"
     assert permission["bash"] == permission["edit"] == "ask"
+    assert permission["task"] == "deny"
     assert permission["glob"] == "allow" and permission["read"]["*.env"] == "ask"
     agents = config["agent"]
     assert agents["build"]["permission"] == permission

@@ -175,7 +175,10 @@ def backend_pid(server: LiveServer, session_id: str) -> int:
 
 # -- tests --------------------------------------------------------------------------------------
 async def test_text_streams_and_a_second_turn_reuses_the_process(
-    server: LiveServer, client: httpx.AsyncClient, opencode_session: str
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    opencode_session: str,
+    fake_model: FakeModelServer,
 ) -> None:
     sid = opencode_session
     reader = asyncio.create_task(
@@ -204,6 +207,10 @@ async def test_text_streams_and_a_second_turn_reuses_the_process(
     ), end
     backend_session_id = of_kind(frames, "backend_session")[0]["backend_session_id"]
     assert backend_session_id.startswith("ses_"), backend_session_id
+    # Subagents are denied outright (their questions would never arrive), so the model
+    # is not offered the task tool; the tools that ask are there.
+    tools = {t["function"]["name"] for t in conversation_requests(fake_model)[0]["body"]["tools"]}
+    assert {"bash", "write", "edit", "read"} <= tools and "task" not in tools, tools
 
     pid = backend_pid(server, sid)
     started = time.monotonic()
