@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -28,11 +29,15 @@ from typing import Any
 from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
+from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.errors import BrainStartError
 
 __all__ = ["CONFIG_VARIABLE", "OpenCodeBrain", "angelia_config"]
 
 CONFIG_VARIABLE = "OPENCODE_CONFIG_CONTENT"
+# Characters a tool name cannot hold; OpenCode is taken to write them as "_" in the
+# <server>_<tool> names of MCP tools (only plain server names were measured).
+_MCP_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 ACCEPT_EDITS_AGENT = "accept-edits"
 
 # OpenCode evaluates permission rules last match first, so "*" comes first and the
@@ -145,9 +150,10 @@ class OpenCodeBrain(AcpBrain):
     }
     quirks = (
         "Asks only because Angelia passes it a permission config (OPENCODE_CONFIG_CONTENT); "
-        "read, glob, grep and list run unasked, so rules on them do not apply. MCP tools are "
-        "named <server>_<tool>. Looks up the npm registry at every start (fails quietly "
-        "offline). Sends a title request before the first prompt."
+        "read, glob, grep and list run unasked, so rules on them do not apply; subagents are "
+        "off. Its MCP tools (<server>_<tool>) are shown as mcp__<server>__<tool>. Looks up "
+        "the npm registry at every start (fails quietly offline). Sends a title request "
+        "before the first prompt."
     )
 
     def __init__(self, config: BrainConfig) -> None:
@@ -164,6 +170,11 @@ class OpenCodeBrain(AcpBrain):
             mine = _merge(parsed, mine)
         env = {**config.env, CONFIG_VARIABLE: json.dumps(mine)}
         super().__init__(replace(config, env=env))
+        # Longest first, so a server whose name extends another's is matched whole.
+        self._mcp_prefixes = sorted(
+            ((_MCP_UNSAFE.sub("_", name) + "_", name) for name in config.mcp_servers),
+            key=lambda pair: -len(pair[0]),
+        )
 
     async def start(self) -> None:
         mode = self.config.permission_mode
@@ -180,3 +191,19 @@ class OpenCodeBrain(AcpBrain):
                 f"({self._config_problem}); Angelia adds its permission config to it."
             )
         await super().start()
+
+    def _emit(self, event: BrainEvent) -> None:
+        # OpenCode names MCP tools <server>_<tool>; rules and disallowed tools are written
+        # in Claude Code's mcp__<server>__<tool> for every backend, so that is the name.
+        if isinstance(event, PermissionAsked | ToolCall):
+            name = self.claude_mcp_name(event.tool)
+            if name != event.tool:
+                event = replace(event, tool=name)
+        super()._emit(event)
+
+    def claude_mcp_name(self, tool: str) -> str:
+        """``mcp__<server>__<tool>`` for an OpenCode MCP tool name, else ``tool``."""
+        for prefix, server in self._mcp_prefixes:
+            if tool.startswith(prefix) and len(tool) > len(prefix):
+                return f"mcp__{server}__{tool[len(prefix) :]}"
+        return tool

@@ -70,3 +70,17 @@ def test_registered_as_the_opencode_backend() -> None:
     assert cls.catalog_env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"
     everything = {"has_mcp_servers": True, "has_disallowed_tools": True, "has_allowed_tools": True}
     assert check_profile("opencode", **everything) == []
+
+
+def test_mcp_tools_get_claude_codes_names(tmp_path: Any) -> None:
+    servers = {"mark": {"command": "x"}, "mark_two": {"command": "y"}}
+    b = brain(tmp_path, mcp_servers=servers)
+    assert b.claude_mcp_name("mark_mark") == "mcp__mark__mark"
+    # The longer server name wins where both would fit.
+    assert b.claude_mcp_name("mark_two_list") == "mcp__mark_two__list"
+    assert [b.claude_mcp_name(t) for t in ("bash", "Edit", "mark_", "marker")] == [
+        "bash",
+        "Edit",
+        "mark_",
+        "marker",
+    ]

@@ -179,16 +179,34 @@ async def test_a_per_session_mcp_server_tool_asks_and_runs(
 
     await send(client, sid, "use mark")
     request = await the_pending_request(client, sid)
-    # OpenCode names MCP tools <server>_<tool>, and asks without showing the input.
-    assert request["tool"] == "mark_mark", request
+    # OpenCode calls it mark_mark and asks without showing the input; the app names it
+    # as Claude Code would, so MCP rules read the same for every backend.
+    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {}), request
     await decide(client, request["id"], "allow_once")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
     results = of_kind(events, "tool_result")
     assert [(r["output"], r["is_error"]) for r in results] == [("marked apricot", False)]
     assert "mark_mark" in offered_tools(conversation_requests(fake_model)[0])
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     called = [c["params"] for c in calls if c.get("method") == "tools/call"]
     assert [(c["name"], c["arguments"]) for c in called] == [("mark", {"text": "apricot"})], calls
+
+    # A rule for the whole server refuses the next call before it reaches the server.
+    r = await client.post(
+        f"/api/profiles/{profile['id']}/rules", json={"rule": "mcp__mark", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+    await send(client, sid, "use mark")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    second = turn_of(events, 2)
+    decisions = of_kind(second, "permission_decision")
+    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
+        ("deny", "rule", "mcp__mark")
+    ]
+    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len([c for c in calls if c.get("method") == "tools/call"]) == 1
 
 
 async def test_model_switch_reaches_the_model(
