@@ -362,27 +362,6 @@ async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
     assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
 
 
-async def test_interrupt_while_a_question_waits_cancels_it(
-    client: httpx.AsyncClient, opencode_session: str, project_dir: Path
-) -> None:
-    sid = opencode_session
-    await send(client, sid, "touch c")
-    request = await the_pending_request(client, sid)
-    r = await client.post(f"/api/sessions/{sid}/interrupt")
-    assert r.status_code == 202, r.text
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    decisions = of_kind(events, "permission_decision")
-    assert [(d["permission_id"], d["decision"]) for d in decisions] == [
-        (request["id"], "cancelled")
-    ]
-    assert of_kind(events, "turn_end")[0]["stop_reason"] == "cancelled"
-    assert [r["is_error"] for r in of_kind(events, "tool_result")] == [True]
-    assert not (project_dir / "c.txt").exists()
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
-
-
 @pytest.mark.parametrize("method", ["resume", "load"])
 async def test_restart_resumes_without_showing_the_history_again(
     method: str,

@@ -1,4 +1,4 @@
-"""The real OpenCode through the app: modes, MCP servers, models and images.
+"""The real OpenCode through the app: modes, MCP servers, models, images, a waiting interrupt.
 
 Fixtures and helpers come from ``test_real_opencode.py``. OpenCode's modes are its agents;
 the brain's inline config makes ``plan`` refuse edits and adds an ``accept-edits`` agent,
@@ -251,3 +251,24 @@ async def test_an_image_reaches_the_model(
     bodies = [json.dumps(e["body"]) for e in conversation_requests(fake_model)]
     assert any(data in b for b in bodies), "the image never reached the model"
     assert len(await permission_rows(client, sid)) == 0
+
+
+async def test_interrupt_while_a_question_waits_cancels_it(
+    client: httpx.AsyncClient, opencode_session: str, project_dir: Path
+) -> None:
+    sid = opencode_session
+    await send(client, sid, "touch c")
+    request = await the_pending_request(client, sid)
+    r = await client.post(f"/api/sessions/{sid}/interrupt")
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    decisions = of_kind(events, "permission_decision")
+    assert [(d["permission_id"], d["decision"]) for d in decisions] == [
+        (request["id"], "cancelled")
+    ]
+    assert of_kind(events, "turn_end")[0]["stop_reason"] == "cancelled"
+    assert [r["is_error"] for r in of_kind(events, "tool_result")] == [True]
+    assert not (project_dir / "c.txt").exists()
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
