@@ -22,9 +22,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
+
+from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate
 
 from app.brains import register
 from app.brains.acp import AcpBrain
@@ -67,19 +69,32 @@ _ASK = {
     "todoread": "allow",
 }
 
+# Claude Code's names of OpenCode's read-only tools → OpenCode's permission keys.
+_READ_ONLY = {"Read": "read", "Glob": "glob", "Grep": "grep", "LS": "list"}
+_CLAUDE_NAMES = {key: name for name, key in _READ_ONLY.items()}
 
-def angelia_config() -> dict[str, Any]:
-    """The inline OpenCode config that makes it ask before every tool that acts."""
+
+def angelia_config(disallowed_tools: Sequence[str] = ()) -> dict[str, Any]:
+    """The inline OpenCode config that makes it ask before every tool that acts.
+
+    A read-only tool the profile disallows (``Read``, ``Read(.env)``, ``Grep`` …) asks
+    too, so that the app's deny can answer it instead of it running unasked.
+    """
+    ask = dict(_ASK)
+    for rule in disallowed_tools:
+        key = _READ_ONLY.get(rule.split("(", 1)[0].strip())
+        if key is not None:
+            ask[key] = "ask"
     return {
-        "permission": _ASK,
+        "permission": ask,
         "agent": {
-            "build": {"permission": _ASK},
+            "build": {"permission": ask},
             # Without this the global "edit": "ask" would override plan's own deny.
-            "plan": {"permission": {**_ASK, "edit": "deny"}},
+            "plan": {"permission": {**ask, "edit": "deny"}},
             ACCEPT_EDITS_AGENT: {
                 "mode": "primary",
                 "description": "Edits files without asking; asks before anything else.",
-                "permission": {**_ASK, "edit": "allow"},
+                "permission": {**ask, "edit": "allow"},
             },
         },
     }
@@ -150,7 +165,7 @@ class OpenCodeBrain(AcpBrain):
     }
     quirks = (
         "Asks only because Angelia passes it a permission config (OPENCODE_CONFIG_CONTENT); "
-        "read, glob, grep and list run unasked, so rules on them do not apply; subagents are "
+        "read, glob, grep and list run unasked unless the profile disallows them; subagents are "
         "off. Its MCP tools (<server>_<tool>) are shown as mcp__<server>__<tool>. Looks up "
         "the npm registry at every start (fails quietly offline). Sends a title request "
         "before the first prompt."
@@ -158,7 +173,7 @@ class OpenCodeBrain(AcpBrain):
 
     def __init__(self, config: BrainConfig) -> None:
         self._config_problem = ""
-        mine = angelia_config()
+        mine = angelia_config(config.disallowed_tools)
         theirs = config.env.get(CONFIG_VARIABLE, os.environ.get(CONFIG_VARIABLE, ""))
         if theirs.strip():
             try:
@@ -192,18 +207,28 @@ class OpenCodeBrain(AcpBrain):
             )
         await super().start()
 
+    async def on_permission_request(
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
+    ) -> RequestPermissionResponse:
+        # OpenCode's question about a read carries an empty rawInput although the call's
+        # input (the path) came just before: here empty means "nothing new", and taken as
+        # a replacement it would leave the question, and path rules, without the path.
+        if tool_call.raw_input == {}:
+            tool_call = tool_call.model_copy(update={"raw_input": None})
+        return await super().on_permission_request(session_id, tool_call, options)
+
     def _emit(self, event: BrainEvent) -> None:
-        # OpenCode names MCP tools <server>_<tool>; rules and disallowed tools are written
-        # in Claude Code's mcp__<server>__<tool> for every backend, so that is the name.
+        # Rules and disallowed tools are written in Claude Code's names for every backend:
+        # mcp__<server>__<tool> for OpenCode's <server>_<tool>, Glob for glob, and so on.
         if isinstance(event, PermissionAsked | ToolCall):
-            name = self.claude_mcp_name(event.tool)
+            name = self.claude_name(event.tool)
             if name != event.tool:
                 event = replace(event, tool=name)
         super()._emit(event)
 
-    def claude_mcp_name(self, tool: str) -> str:
-        """``mcp__<server>__<tool>`` for an OpenCode MCP tool name, else ``tool``."""
+    def claude_name(self, tool: str) -> str:
+        """Claude Code's name for an OpenCode tool (MCP or read-only), else ``tool``."""
         for prefix, server in self._mcp_prefixes:
             if tool.startswith(prefix) and len(tool) > len(prefix):
                 return f"mcp__{server}__{tool[len(prefix) :]}"
-        return tool
+        return _CLAUDE_NAMES.get(tool, tool)

@@ -75,12 +75,24 @@ def test_registered_as_the_opencode_backend() -> None:
 def test_mcp_tools_get_claude_codes_names(tmp_path: Any) -> None:
     servers = {"mark": {"command": "x"}, "mark_two": {"command": "y"}}
     b = brain(tmp_path, mcp_servers=servers)
-    assert b.claude_mcp_name("mark_mark") == "mcp__mark__mark"
+    assert b.claude_name("mark_mark") == "mcp__mark__mark"
     # The longer server name wins where both would fit.
-    assert b.claude_mcp_name("mark_two_list") == "mcp__mark_two__list"
-    assert [b.claude_mcp_name(t) for t in ("bash", "Edit", "mark_", "marker")] == [
+    assert b.claude_name("mark_two_list") == "mcp__mark_two__list"
+    assert [b.claude_name(t) for t in ("bash", "Edit", "mark_", "marker", "glob", "list")] == [
         "bash",
         "Edit",
         "mark_",
         "marker",
+        "Glob",
+        "LS",
     ]
+
+
+def test_read_only_tools_the_profile_disallows_ask(tmp_path: Any) -> None:
+    permission = passed_config(brain(tmp_path, disallowed_tools=("Read(.env)", "Grep", "Bash")))[
+        "permission"
+    ]
+    assert permission["read"] == permission["grep"] == "ask"
+    assert permission["glob"] == permission["list"] == "allow"
+    default = passed_config(brain(tmp_path))["permission"]
+    assert default["read"]["*"] == "allow" and default["grep"] == "allow"

@@ -41,6 +41,8 @@ opencode_session = base.opencode_session
 pytestmark = pytest.mark.real_cli
 
 MORE_RULES: list[dict[str, Any]] = [
+    {"match": "read the notes", "tool": "read", "input": {"filePath": "notes.txt"}},
+    {"match": "read the env", "tool": "read", "input": {"filePath": ".env"}},
     {"match": "write the file", "tool": "write", "input": {"filePath": "w.txt", "content": "x\n"}},
     {"match": "use mark", "tool": "mark_mark", "input": {"text": "apricot"}},
     *RULES,
@@ -272,3 +274,70 @@ async def test_interrupt_while_a_question_waits_cancels_it(
     await send(client, sid, "say hi")
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
+
+
+def model_saw(fake_model: FakeModelServer, text: str) -> bool:
+    return any(text in json.dumps(e["body"]) for e in fake_model.requests())
+
+
+async def test_reads_run_unasked_but_env_files_ask_and_rules_apply(
+    client: httpx.AsyncClient,
+    opencode_profile: dict[str, Any],
+    opencode_session: str,
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    sid = opencode_session
+    (project_dir / "notes.txt").write_text("plain notes")
+    (project_dir / ".env").write_text("SECRET=apricot-42")
+    r = await client.post(
+        f"/api/profiles/{opencode_profile['id']}/rules",
+        json={"rule": "Read(.env)", "decision": "deny"},
+    )
+    assert r.status_code == 201, r.text
+
+    await send(client, sid, "read the notes")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert not of_kind(events, "permission_request"), kinds(events)
+    assert [c["tool"] for c in of_kind(events, "tool_call")] == ["Read"]
+    assert model_saw(fake_model, "plain notes")
+
+    # OpenCode asks before reading .env, with no input of its own; the brain keeps the
+    # path it announced, so the rule on the path answers.
+    await send(client, sid, "read the env")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    second = turn_of(events, 2)
+    asked = of_kind(second, "permission_request")
+    assert [(a["tool"], a["input"].get("file_path")) for a in asked] == [("Read", ".env")]
+    decisions = of_kind(second, "permission_decision")
+    assert [(d["decision"], d["rule"]) for d in decisions] == [("deny", "Read(.env)")]
+    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
+    assert not model_saw(fake_model, "apricot-42")
+
+
+async def test_a_read_the_profile_disallows_asks_instead_of_running(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    opencode_bin: Path,
+    opencode_env: dict[str, str],
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    (project_dir / "notes.txt").write_text("plain notes")
+    command = [str(opencode_bin), "acp"]
+    profile = await make_profile(
+        "opencode", command, opencode_env, disallowed_tools=["Read(notes.txt)"]
+    )
+    sid = (await client.post("/api/sessions", json={"profile_id": profile["id"]})).json()["id"]
+    await send(client, sid, "read the notes")
+    events = await wait_for_events(client, sid, count("permission_request"), timeout=TIMEOUT)
+    asked = of_kind(events, "permission_request")[0]
+    assert (asked["tool"], asked["input"].get("file_path")) == ("Read", "notes.txt"), asked
+    # Whoever refuses it (the user here, or a deny rule made of the disallowed tool), the
+    # read does not happen.
+    pending = await client.get("/api/permissions", params={"status": "pending", "session_id": sid})
+    for row in pending.json():
+        await decide(client, row["id"], "deny")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert [r["is_error"] for r in of_kind(events, "tool_result")] == [True]
+    assert not model_saw(fake_model, "plain notes")
