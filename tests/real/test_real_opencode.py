@@ -8,6 +8,9 @@ points at the fake model server, so nothing leaves 127.0.0.1 and no login is nee
 OpenCode's tools are ``bash``, ``write``, ``edit``, ``read`` …; MCP tools are
 ``<server>_<tool>``. The fake's rules here call them by those names. Modes, models, images
 and MCP servers are in ``test_real_opencode_more.py``.
+
+Env: ``ANGELIA_OPENCODE_BIN`` names the executable (default: where ``.ci/setup`` puts it);
+``ANGELIA_REQUIRE_REAL_CLI=1`` makes a missing one fail instead of skip.
 """
 
 from __future__ import annotations
