@@ -1,0 +1,189 @@
+"""pi (``@earendil-works/pi-coding-agent``) through its ACP adapter ``pi-acp``.
+
+pi asks nothing before a tool runs, so on its own Angelia could neither ask nor deny. The
+brain loads a permission gate of its own into pi (``pi_gate.ts``, a pi extension): pi-acp
+runs ``pi --mode rpc`` from ``PI_ACP_PI_COMMAND`` (one executable, no arguments), so the
+brain points it at a small wrapper script that adds ``-e <gate>``. Nothing is written into
+the user's ``~/.pi``; both files live in a private temporary folder for the life of the
+brain. The gate asks through ``ctx.ui.confirm``, which pi-acp sends as a
+``session/request_permission`` under an id of its own (``pi-ui-<n>``); the question's
+message names the real tool call, and this brain asks the app about that call, so the card
+sits on the call in the transcript and the profile's rules see its real input.
+
+Permission modes are Angelia's own here (pi's ACP "modes" are thinking levels): the gate
+asks about every call and the app answers by the session's mode, which is why only the
+modes the app answers by itself (default, bypassPermissions) are offered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from acp.schema import PermissionOption as AcpPermissionOption
+from acp.schema import RequestPermissionResponse, ToolCallUpdate
+
+from app.brains import register
+from app.brains.acp import AcpBrain
+from app.brains.base import BrainFacts, Capability
+from app.errors import ValidationFailed
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PiBrain", "gate_question"]
+
+GATE_FILE = "pi_gate.ts"
+# The gate's JSON carries this marker (keep in step with pi_gate.ts).
+GATE_MARKER = "angelia-pi-gate/1"
+# pi-acp's id for a question an extension asks (``extensionUiToolCall`` in pi-acp 0.0.34).
+_UI_CALL_PREFIX = "pi-ui-"
+# pi's built-in tools → ACP kinds, as pi-acp reports them (``toToolKind``).
+_KINDS = {"bash": "execute", "write": "edit", "edit": "edit", "read": "read"}
+# The app answers these itself (approvals: rules, then bypassPermissions allows all).
+_APP_MODES = ("default", "bypassPermissions")
+
+
+def gate_question(tool_call: ToolCallUpdate) -> dict[str, Any] | None:
+    """The real tool call a question of the gate is about (None: not the gate's)."""
+    if not tool_call.tool_call_id.startswith(_UI_CALL_PREFIX):
+        return None
+    raw = tool_call.raw_input if isinstance(tool_call.raw_input, dict) else {}
+    if raw.get("method") != "confirm" or not isinstance(raw.get("message"), str):
+        return None
+    try:
+        question = json.loads(raw["message"])
+    except ValueError:
+        return None
+    if not isinstance(question, dict) or question.get("marker") != GATE_MARKER:
+        return None
+    if not isinstance(question.get("toolCallId"), str) or not question["toolCallId"]:
+        return None
+    return question
+
+
+@register
+class PiBrain(AcpBrain):
+    """pi over ACP (pi-acp), with Angelia's permission gate loaded into pi."""
+
+    name = "pi"
+    label = "pi"
+    executable = "pi-acp"
+    install_hint = (
+        "npm i -g pi-acp @earendil-works/pi-coding-agent (pi needs Node.js 22.19 or newer; "
+        "pi-acp runs pi from PATH), then configure a provider in ~/.pi/agent."
+    )
+    instructions_file = "AGENTS.md"
+    facts = BrainFacts(
+        resume="session/new returns the id; a later process reopens it with session/load, "
+        "which replays the history with no marker; the replay is not shown twice.",
+        permission_prompt="pi asks nothing by itself; Angelia loads a pi extension (pi -e) "
+        "that asks through pi-acp's session/request_permission (yes / no) before every call "
+        "that changes something or reads outside the folder, and blocks it unless allowed.",
+        process_lifetime="pi-acp serves many turns, one session/prompt each, with one "
+        "`pi --mode rpc` child per session; session/cancel stops a turn.",
+    )
+    capabilities = frozenset(
+        {
+            Capability.DENY_SINGLE_TOOL,
+            Capability.PERMISSION_PROMPTS,
+            Capability.RESUME,
+            Capability.SET_MODE_MID_SESSION,
+            Capability.INTERRUPT,
+        }
+    )
+    limits = {
+        Capability.PER_SESSION_MCP: "pi-acp accepts MCP servers per session and ignores them",
+        Capability.FORK: "pi-acp offers no session/fork",
+    }
+    quirks = (
+        "An adapter around `pi --mode rpc`: no file or terminal delegation to Angelia. "
+        "Angelia's permission modes are default and bypassPermissions; pi's own ACP modes "
+        "are thinking levels."
+    )
+    default_argv = ("pi-acp",)
+    resume_methods = ("load",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate_dir: Path | None = None
+
+    async def start(self) -> None:
+        if self._gate_dir is None:
+            self._gate_dir = Path(tempfile.mkdtemp(prefix="angelia-pi-"))
+            wrapper = _write_gate(self._gate_dir, self._pi_command())
+            self.config = replace(
+                self.config, env={**self.config.env, "PI_ACP_PI_COMMAND": wrapper}
+            )
+        try:
+            await super().start()
+        except BaseException:
+            self._remove_gate()
+            raise
+
+    async def stop(self, grace: float | None = None) -> None:
+        try:
+            await super().stop(grace)
+        finally:
+            self._remove_gate()
+
+    def _close_events(self) -> None:
+        # The process is gone (stopped or exited by itself): so is the need for the gate.
+        self._remove_gate()
+        super()._close_events()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Accept the modes the app enforces by answering the gate's questions itself."""
+        if mode not in _APP_MODES:
+            raise ValidationFailed(
+                "mode", f"{self.label} has no {mode!r} mode; its modes: {', '.join(_APP_MODES)}"
+            )
+
+    async def on_permission_request(
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]
+    ) -> RequestPermissionResponse:
+        question = gate_question(tool_call)
+        if question is not None:
+            tool_name = str(question.get("toolName") or "tool")
+            tool_input = question.get("input")
+            known = question["toolCallId"] in self._mapper.tools
+            tool_call = ToolCallUpdate(
+                tool_call_id=question["toolCallId"],
+                # Only what pi-acp did not say already (it names a bash call by its command).
+                title=None if known else tool_name,
+                kind=None if known else _KINDS.get(tool_name, "other"),
+                raw_input=tool_input if isinstance(tool_input, dict) else {},
+            )
+        return await super().on_permission_request(session_id, tool_call, options)
+
+    def _pi_command(self) -> str:
+        """What the wrapper runs: the profile's (or the environment's) pi, else ``pi``."""
+        return self.config.env.get("PI_ACP_PI_COMMAND") or os.environ.get("PI_ACP_PI_COMMAND", "pi")
+
+    def _remove_gate(self) -> None:
+        if self._gate_dir is not None:
+            shutil.rmtree(self._gate_dir, ignore_errors=True)
+            self._gate_dir = None
+
+
+def _write_gate(folder: Path, pi_command: str) -> str:
+    """Put the gate and a wrapper running ``pi -e <gate> "$@"`` in ``folder``; the wrapper's
+    path. The gate is copied out of the package so an install from a zip works too."""
+    gate = folder / GATE_FILE
+    gate.write_text(resources.files("app.brains").joinpath(GATE_FILE).read_text("utf-8"))
+    wrapper = folder / "pi"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        "# Written by Angelia: pi with Angelia's permission gate (see app/brains/pi.py).\n"
+        f'exec {shlex.quote(pi_command)} -e {shlex.quote(str(gate))} "$@"\n'
+    )
+    wrapper.chmod(0o700)
+    return str(wrapper)
