@@ -10,6 +10,10 @@ brain. The gate asks through ``ctx.ui.confirm``, which pi-acp sends as a
 message names the real tool call, and this brain asks the app about that call, so the card
 sits on the call in the transcript and the profile's rules see its real input.
 
+pi-acp shows a bash call as a terminal (a Zed extension: ``content`` names a terminal,
+the output comes only in ``_meta.terminal_output``) even to a client without terminals;
+the brain turns that output back into the call's text content.
+
 Permission modes are Angelia's own here (pi's ACP "modes" are thinking levels): the gate
 asks about every call and the app answers by the session's mode, which is why only the
 modes the app answers by itself (default, bypassPermissions) are offered.
@@ -29,11 +33,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from acp.schema import (
+    ContentToolCallContent,
+    RequestPermissionResponse,
+    TerminalToolCallContent,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
 from acp.schema import PermissionOption as AcpPermissionOption
-from acp.schema import RequestPermissionResponse, ToolCallUpdate
 
 from app.brains import register
 from app.brains.acp import AcpBrain
+from app.brains.acp_updates import SessionUpdate
 from app.brains.base import BrainFacts, Capability
 from app.errors import ValidationFailed
 
@@ -115,6 +128,8 @@ class PiBrain(AcpBrain):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._gate_dir: Path | None = None
+        # Output of pi-acp's display-only terminals so far, per tool call.
+        self._terminal_text: dict[str, str] = {}
 
     async def start(self) -> None:
         if self._gate_dir is None:
@@ -146,6 +161,31 @@ class PiBrain(AcpBrain):
             raise ValidationFailed(
                 "mode", f"{self.label} has no {mode!r} mode; its modes: {', '.join(_APP_MODES)}"
             )
+
+    def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
+        if isinstance(update, ToolCallStart | ToolCallProgress):
+            update = self._terminal_as_text(update)
+        super().on_session_update(session_id, update)
+
+    def _terminal_as_text(
+        self, update: ToolCallStart | ToolCallProgress
+    ) -> ToolCallStart | ToolCallProgress:
+        """The update with its terminal's output as text content instead of the terminal."""
+        call_id = update.tool_call_id
+        meta = update.field_meta if isinstance(update.field_meta, dict) else {}
+        output = meta.get("terminal_output")
+        data = output.get("data") if isinstance(output, dict) else None
+        if isinstance(data, str) and data:
+            self._terminal_text[call_id] = self._terminal_text.get(call_id, "") + data
+        elif update.content is None:
+            return update
+        content = [c for c in update.content or [] if not isinstance(c, TerminalToolCallContent)]
+        if text := self._terminal_text.get(call_id):
+            block = TextContentBlock(type="text", text=text)
+            content.append(ContentToolCallContent(type="content", content=block))
+        if update.status in ("completed", "failed"):
+            self._terminal_text.pop(call_id, None)
+        return update.model_copy(update={"content": content})
 
     async def on_permission_request(
         self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]

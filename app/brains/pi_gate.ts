@@ -64,6 +64,6 @@ export default function angeliaGate(pi: PiApi): void {
     });
     const allowed = await ctx.ui.confirm(summary(event), question);
     if (allowed) return undefined;
-    return { block: true, reason: "The user denied this tool call." };
+    return { block: true, reason: "Not allowed: the user (or a rule of theirs) denied this tool call." };
   });
 }

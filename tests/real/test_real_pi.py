@@ -43,6 +43,8 @@ PI_ACP_VERSION = "0.0.34"
 NODE22_VERSION = "22.23.5"
 # A first start (node, pi-acp, pi and its extensions) plus a turn, with room to spare.
 TIMEOUT = 45.0
+# What the gate tells pi (and so the model) about a call it blocked.
+DENIED = "Not allowed: the user (or a rule of theirs) denied this tool call."
 
 
 def _cache() -> Path:
@@ -273,15 +275,13 @@ async def test_deny_blocks_the_tool_and_the_turn_goes_on(
     results = of_kind(events, "tool_result")
     assert len(results) == 1 and results[0]["is_error"] is True, results
     assert results[0]["tool_call_id"] == request["tool_call_id"]
+    # The gate's reason, which pi-acp sends only as terminal output, shows as the result.
+    assert results[0]["output"] == DENIED, results
     assert [d["decision"] for d in of_kind(events, "permission_decision")] == ["deny"]
     end = of_kind(events, "turn_end")[0]
     assert end["stop_reason"] == "end_turn" and end["is_error"] is False, end
     # pi gave the model the gate's reason and called it again: the turn went on.
-    told = [
-        e
-        for e in chat_requests(fake_model)
-        if any("The user denied this tool call." in t for t in request_texts(e))
-    ]
+    told = [e for e in chat_requests(fake_model) if any(DENIED in t for t in request_texts(e))]
     assert told, [request_texts(e) for e in chat_requests(fake_model)]
     assert of_kind(events, "assistant_message")[-1]["text"] == "done"
     # And the session carries on.
@@ -311,6 +311,7 @@ async def test_a_deny_rule_blocks_the_real_cli_without_asking(
     assert "Bash(rm:*)" in (decision.get("rule") or decision.get("message") or ""), decision
     results = of_kind(events, "tool_result")
     assert len(results) == 1 and results[0]["is_error"] is True, results
+    assert results[0]["output"] == DENIED, results
     pending = (await client.get("/api/permissions", params={"status": "pending"})).json()
     assert pending == []
 
@@ -465,3 +466,55 @@ async def test_an_image_reaches_the_model(
     # OpenAI chat.completions: an image_url part with the picture as a data URL.
     assert f"data:image/png;base64,{data}" in json.dumps(request["body"]), request["body"]
     assert of_kind(events, "turn_end")[0]["stop_reason"] == "end_turn"
+
+
+async def test_bash_output_shows_as_the_result(
+    client: httpx.AsyncClient, pi_session: str, project_dir: Path
+) -> None:
+    sid = pi_session
+    (project_dir / "listed.txt").write_text("x")
+    await send(client, sid, "BASH: ls; echo shown-by-bash")
+    request = await the_pending_request(client, sid)
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    (result,) = of_kind(events, "tool_result")
+    assert result["is_error"] is False, result
+    assert result["output"].split() == ["listed.txt", "shown-by-bash"], result
+
+
+async def test_reads_ask_only_outside_the_folder(
+    client: httpx.AsyncClient,
+    pi_session: str,
+    project_dir: Path,
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    sid = pi_session
+    (project_dir / "inside.txt").write_text("inside text")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside secret")
+    fake_model.set_rules(
+        {
+            "chunk_delay": 0.02,
+            "rules": [
+                {"match": "read inside", "tool": "read", "input": {"path": "inside.txt"}},
+                {"match": "read outside", "tool": "read", "input": {"path": str(outside)}},
+            ],
+        }
+    )
+    await send(client, sid, "read inside")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert not of_kind(events, "permission_request"), kinds(events)
+    (result,) = of_kind(events, "tool_result")
+    assert "inside text" in result["output"], result
+
+    await send(client, sid, "read outside")
+    request = await the_pending_request(client, sid)
+    assert request["tool"] == "Read" and request["input"]["file_path"] == str(outside), request
+    await decide(client, request["id"], "deny")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    result = of_kind(events, "tool_result")[-1]
+    assert result["is_error"] is True and "outside secret" not in result["output"], result
+    assert not any(
+        "outside secret" in t for e in chat_requests(fake_model) for t in request_texts(e)
+    )
