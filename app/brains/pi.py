@@ -52,7 +52,7 @@ from app.errors import ValidationFailed
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PiBrain", "gate_question"]
+__all__ = ["PiBrain", "gate_question", "write_gate"]
 
 GATE_FILE = "pi_gate.ts"
 # The gate's JSON carries this marker (keep in step with pi_gate.ts).
@@ -134,7 +134,7 @@ class PiBrain(AcpBrain):
     async def start(self) -> None:
         if self._gate_dir is None:
             self._gate_dir = Path(tempfile.mkdtemp(prefix="angelia-pi-"))
-            wrapper = _write_gate(self._gate_dir, self._pi_command())
+            wrapper = write_gate(self._gate_dir, self._pi_command())
             self.config = replace(
                 self.config, env={**self.config.env, "PI_ACP_PI_COMMAND": wrapper}
             )
@@ -214,7 +214,7 @@ class PiBrain(AcpBrain):
             self._gate_dir = None
 
 
-def _write_gate(folder: Path, pi_command: str) -> str:
+def write_gate(folder: Path, pi_command: str) -> str:
     """Put the gate and a wrapper running ``pi -e <gate> "$@"`` in ``folder``; the wrapper's
     path. The gate is copied out of the package so an install from a zip works too."""
     gate = folder / GATE_FILE
