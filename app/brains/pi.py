@@ -14,6 +14,10 @@ pi-acp shows a bash call as a terminal (a Zed extension: ``content`` names a ter
 the output comes only in ``_meta.terminal_output``) even to a client without terminals;
 the brain turns that output back into the call's text content.
 
+MCP servers passed per session are ignored by pi-acp; the gate registers the profile's
+stdio servers in pi instead (``pi.registerMcpServer``, direct exposure so the model sees
+``mcp__<server>__<tool>``), from a file next to it named by ``ANGELIA_PI_MCP_SERVERS``.
+
 Permission modes are Angelia's own here (pi's ACP "modes" are thinking levels): the gate
 asks about every call and the app answers by the session's mode, which is why only the
 modes the app answers by itself (default, bypassPermissions) are offered.
@@ -35,6 +39,7 @@ from typing import Any
 
 from acp.schema import (
     ContentToolCallContent,
+    McpServerStdio,
     RequestPermissionResponse,
     TerminalToolCallContent,
     TextContentBlock,
@@ -46,9 +51,11 @@ from acp.schema import PermissionOption as AcpPermissionOption
 
 from app.brains import register
 from app.brains.acp import AcpBrain
+from app.brains.acp_client import acp_mcp_servers
 from app.brains.acp_updates import SessionUpdate
 from app.brains.base import BrainFacts, Capability
 from app.errors import ValidationFailed
+from app.transport import build_env
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +114,7 @@ class PiBrain(AcpBrain):
     capabilities = frozenset(
         {
             Capability.DENY_SINGLE_TOOL,
+            Capability.PER_SESSION_MCP,
             Capability.PERMISSION_PROMPTS,
             Capability.RESUME,
             Capability.SET_MODE_MID_SESSION,
@@ -114,7 +122,6 @@ class PiBrain(AcpBrain):
         }
     )
     limits = {
-        Capability.PER_SESSION_MCP: "pi-acp accepts MCP servers per session and ignores them",
         Capability.FORK: "pi-acp offers no session/fork",
     }
     quirks = (
@@ -134,10 +141,14 @@ class PiBrain(AcpBrain):
     async def start(self) -> None:
         if self._gate_dir is None:
             self._gate_dir = Path(tempfile.mkdtemp(prefix="angelia-pi-"))
-            wrapper = write_gate(self._gate_dir, self._pi_command())
-            self.config = replace(
-                self.config, env={**self.config.env, "PI_ACP_PI_COMMAND": wrapper}
-            )
+            try:
+                env = {"PI_ACP_PI_COMMAND": write_gate(self._gate_dir, self._pi_command())}
+                if self.config.mcp_servers:
+                    env["ANGELIA_PI_MCP_SERVERS"] = self._write_mcp_servers(self._gate_dir)
+            except BaseException:
+                self._remove_gate()
+                raise
+            self.config = replace(self.config, env={**self.config.env, **env})
         try:
             await super().start()
         except BaseException:
@@ -203,6 +214,31 @@ class PiBrain(AcpBrain):
                 raw_input=tool_input if isinstance(tool_input, dict) else {},
             )
         return await super().on_permission_request(session_id, tool_call, options)
+
+    def _write_mcp_servers(self, folder: Path) -> str:
+        """The profile's MCP servers in pi's ``mcp.json`` shape, in ``folder``; the path.
+
+        Raises:
+            BrainStartError: A server is malformed or not a stdio one.
+        """
+        path = build_env(os.environ, self.config.env).get("PATH")
+        servers = {
+            server.name: {
+                "command": server.command,
+                "args": server.args,
+                "env": {variable.name: variable.value for variable in server.env},
+                "cwd": self.config.cwd,
+                # Not behind pi's codemode or tool search: the model calls them by name.
+                "exposure": "direct",
+            }
+            for server in acp_mcp_servers(
+                self.config.mcp_servers, None, agent=self.label, path=path
+            )
+            if isinstance(server, McpServerStdio)
+        }
+        target = folder / "mcp-servers.json"
+        target.write_text(json.dumps(servers))
+        return str(target)
 
     def _pi_command(self) -> str:
         """What the wrapper runs: the profile's (or the environment's) pi, else ``pi``."""

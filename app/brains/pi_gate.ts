@@ -11,7 +11,12 @@
 // The question's message is JSON naming the real tool call (marker, id, tool, input): pi-acp
 // sends the question under a tool call id of its own ("pi-ui-<n>"), and Angelia matches the
 // answer to the call the transcript shows and checks its rules against the real input.
+//
+// It also registers the session's MCP servers, which pi-acp would ignore: Angelia writes
+// them, in pi's mcp.json shape, to the file named by ANGELIA_PI_MCP_SERVERS. Registered
+// servers live only in this pi process; nothing goes into the user's mcp.json.
 
+import { readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 
 const MARKER = "angelia-pi-gate/1";
@@ -34,6 +39,7 @@ type Verdict = { block: true; reason: string } | undefined;
 
 interface PiApi {
   on(event: "tool_call", handler: (event: ToolCallEvent, ctx: GateContext) => Promise<Verdict>): void;
+  registerMcpServer(name: string, config: Record<string, unknown>): void;
 }
 
 function inside(cwd: string, path: unknown): boolean {
@@ -50,6 +56,12 @@ function summary(event: ToolCallEvent): string {
 }
 
 export default function angeliaGate(pi: PiApi): void {
+  // Registered while the extension loads, so they connect when the session starts.
+  const serversFile = process.env.ANGELIA_PI_MCP_SERVERS;
+  if (serversFile) {
+    const servers = JSON.parse(readFileSync(serversFile, "utf8")) as Record<string, Record<string, unknown>>;
+    for (const [name, config] of Object.entries(servers)) pi.registerMcpServer(name, config);
+  }
   pi.on("tool_call", async (event, ctx) => {
     if (READ_ONLY.has(event.toolName) && inside(ctx.cwd, event.input?.path)) return undefined;
     if (!ctx.hasUI) {

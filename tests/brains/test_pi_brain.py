@@ -59,7 +59,8 @@ def test_pi_is_registered_with_what_it_enforces() -> None:
     assert get_brain_class("pi") is PiBrain
     assert PiBrain.default_argv == ("pi-acp",)
     assert Capability.PERMISSION_PROMPTS in PiBrain.capabilities
-    assert Capability.PER_SESSION_MCP not in PiBrain.capabilities
+    assert Capability.PER_SESSION_MCP in PiBrain.capabilities
+    assert Capability.FORK not in PiBrain.capabilities
 
 
 async def test_the_gate_lives_only_as_long_as_the_brain(

@@ -20,6 +20,7 @@ import asyncio
 import base64
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ PI_ACP_VERSION = "0.0.34"
 NODE22_VERSION = "22.23.5"
 # A first start (node, pi-acp, pi and its extensions) plus a turn, with room to spare.
 TIMEOUT = 45.0
+FAKE_MCP_SERVER = Path(__file__).parents[1] / "fakes" / "fake_mcp_server.py"
 # What the gate tells pi (and so the model) about a call it blocked.
 DENIED = "Not allowed: the user (or a rule of theirs) denied this tool call."
 
@@ -518,3 +520,43 @@ async def test_reads_ask_only_outside_the_folder(
     assert not any(
         "outside secret" in t for e in chat_requests(fake_model) for t in request_texts(e)
     )
+
+
+async def test_a_profile_mcp_server_reaches_the_model_and_asks(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    pi_acp_bin: Path,
+    pi_env: dict[str, str],
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    calls = tmp_path / "mcp-calls.jsonl"
+    server = {
+        "command": sys.executable,
+        "args": [str(FAKE_MCP_SERVER)],
+        "env": {"FAKE_MCP_LOG": str(calls)},
+    }
+    profile = await make_profile("pi", [str(pi_acp_bin)], pi_env, mcp_servers={"mark": server})
+    sid = (await client.post("/api/sessions", json={"profile_id": profile["id"]})).json()["id"]
+    fake_model.set_rules(
+        {
+            "chunk_delay": 0.02,
+            "rules": [{"match": "use mark", "tool": "mcp__mark__mark", "input": {"text": "hi"}}],
+        }
+    )
+    await send(client, sid, "use mark")
+    # An MCP tool can do anything, so the gate asks about it like about bash.
+    request = await the_pending_request(client, sid)
+    assert request["tool"] == "mcp__mark__mark" and request["input"] == {"text": "hi"}, request
+    assert not calls.exists()
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert [json.loads(line) for line in calls.read_text().splitlines()] == [{"text": "hi"}]
+    (result,) = of_kind(events, "tool_result")
+    assert result["is_error"] is False and "marked: hi" in result["output"], result
+    (first, *_) = requests_with(fake_model, "use mark")
+    offered = {t["function"]["name"] for t in first["body"]["tools"]}
+    assert "mcp__mark__mark" in offered, offered
+    # Only this session's pi had the server: the user's own MCP config was not touched.
+    assert not (Path(pi_env["HOME"]) / ".pi" / "agent" / "mcp.json").exists()
