@@ -560,3 +560,26 @@ async def test_a_profile_mcp_server_reaches_the_model_and_asks(
     assert "mcp__mark__mark" in offered, offered
     # Only this session's pi had the server: the user's own MCP config was not touched.
     assert not (Path(pi_env["HOME"]) / ".pi" / "agent" / "mcp.json").exists()
+
+
+async def test_interrupt_while_the_gate_waits_runs_nothing(
+    client: httpx.AsyncClient, pi_session: str, project_dir: Path
+) -> None:
+    sid = pi_session
+    await send(client, sid, "run touch")
+    request = await the_pending_request(client, sid)
+    r = await client.post(f"/api/sessions/{sid}/interrupt")
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert of_kind(events, "turn_end")[0]["stop_reason"] == "cancelled"
+    r = await client.get("/api/permissions", params={"session_id": sid})
+    (row,) = r.json()
+    assert row["id"] == request["id"] and row["decision"] == "cancelled", row
+    await asyncio.sleep(1)  # room for a tool that would still run after the cancel
+    assert not (project_dir / "made_by_fake.txt").exists()
+    # The next turn asks afresh and works.
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
+    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
