@@ -39,6 +39,7 @@ from typing import Any
 
 from acp.schema import (
     ContentToolCallContent,
+    CurrentModeUpdate,
     McpServerStdio,
     RequestPermissionResponse,
     TerminalToolCallContent,
@@ -174,6 +175,10 @@ class PiBrain(AcpBrain):
             )
 
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
+        if isinstance(update, CurrentModeUpdate):
+            # pi-acp's modes are thinking levels, sent after every model or config switch;
+            # taken as a permission mode they would replace the session's ("off").
+            return
         if isinstance(update, ToolCallStart | ToolCallProgress):
             update = self._terminal_as_text(update)
         super().on_session_update(session_id, update)

@@ -437,14 +437,20 @@ async def test_model_switch_goes_through_the_model_option(
     r = await client.post(f"/api/sessions/{sid}/model", json={"model": "no-such-model"})
     assert r.status_code == 422 and "fake/fake-model-2" in r.text, r.text
     # pi has no session/set_model; the brain uses its "model" config option.
+    mode = (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"]
     r = await client.post(f"/api/sessions/{sid}/model", json={"model": "fake/fake-model-2"})
     assert r.status_code == 200, r.text
+    # pi-acp follows the switch with its thinking level as a current_mode_update ("off");
+    # that is not a permission mode, and the session's mode stays as it was.
+    session = (await client.get(f"/api/sessions/{sid}")).json()
+    assert session["permission_mode"] == mode and mode != "off", session
     assert (await client.get(f"/api/sessions/{sid}/models")).json()["current"] == (
         "fake/fake-model-2"
     )
     await send(client, sid, "second turn")
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     assert [m["current"] for m in of_kind(events, "models")][-1] == "fake/fake-model-2"
+    assert not of_kind(events, "mode_changed"), of_kind(events, "mode_changed")
     first = requests_with(fake_model, "first turn")[0]  # later ones carry it as history
     second = requests_with(fake_model, "second turn")
     assert first["body"]["model"] == "fake-model"
