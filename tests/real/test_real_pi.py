@@ -258,8 +258,15 @@ async def test_restart_loads_the_session_without_showing_it_twice(
             events = await wait_for_events(client2, sid, count("turn_end", 2), timeout=TIMEOUT)
             took = time.monotonic() - started
             session = (await client2.get(f"/api/sessions/{sid}")).json()
+            # The reloaded pi has the gate too: a command still asks, and "no" holds.
+            await send(client2, sid, "BASH: touch after_restart.txt")
+            asked = await the_pending_request(client2, sid, 2)
+            assert asked["input"]["command"] == "touch after_restart.txt", asked
+            await decide(client2, asked["id"], "deny")
+            await wait_for_events(client2, sid, count("turn_end", 3), timeout=TIMEOUT)
     finally:
         await restarted.stop()
+    assert not (project_dir / "after_restart.txt").exists()
 
     assert not of_kind(events, "error"), of_kind(events, "error")
     # session/load replayed the first turn with no marker; none of it is shown again.
@@ -272,7 +279,7 @@ async def test_restart_loads_the_session_without_showing_it_twice(
     assert len(of_kind(events, "backend_session")) == 1
     assert session["backend_session_id"] == backend_session_id and session["turns"] == 2
     # The new process continued the old conversation: the model sees the earlier turn.
-    (newest,) = requests_with(fake_model, "say again")
+    newest = requests_with(fake_model, "say again")[0]  # later turns carry it as history
     history = request_texts(newest)
     for expected in ("remember the word apricot", "done", "say again"):
         assert any(expected in t for t in history), (expected, history)
