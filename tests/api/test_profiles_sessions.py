@@ -100,7 +100,7 @@ async def test_profile_asking_what_its_backend_cannot_enforce_is_refused(
     mcp = {"srv": {"command": "srv"}}
     r = await client.post(
         "/api/profiles",
-        json={"name": "p", "backend": "pi", "cwd": str(project_dir), "mcp_servers": mcp},
+        json={"name": "p", "backend": "grok", "cwd": str(project_dir), "mcp_servers": mcp},
     )
     assert r.status_code == 422
     detail = r.json()["detail"][0]

@@ -98,7 +98,7 @@ async def test_catalog_rows_are_brains() -> None:
     assert get_brain_class("opencode").default_argv == ("opencode", "acp")
     assert get_brain_class("claude-acp").default_argv == ("claude-agent-acp",)
     assert get_brain_class("codex").catalog_env == {"NO_BROWSER": "1"}
-    assert Capability.PER_SESSION_MCP not in get_brain_class("pi").capabilities
+    assert Capability.PER_SESSION_MCP in get_brain_class("pi").capabilities
     assert get_brain_class("acp").default_argv == ()
 
 
@@ -106,9 +106,10 @@ def test_check_profile_names_what_cannot_be_enforced() -> None:
     everything = {"has_mcp_servers": True, "has_disallowed_tools": True, "has_allowed_tools": True}
     assert check_profile("claude", **everything) == []
     assert check_profile("gemini", **everything) == []
-    messages = check_profile("pi", **everything)
-    assert "pi cannot use per-session MCP servers: its adapter ignores them" in messages
-    assert len(messages) == 3
+    # pi asks, denies and takes MCP servers through Angelia's gate extension.
+    assert check_profile("pi", **everything) == []
+    messages = check_profile("grok", **everything)
+    assert any(m.startswith("Grok Build cannot use per-session MCP servers: ") for m in messages)
     assert check_profile("pi", has_mcp_servers=False, has_disallowed_tools=False,
                          has_allowed_tools=False) == []  # fmt: skip
 

@@ -2,7 +2,8 @@
 
 Parametrised over ``claude`` (fake stream-json CLI), the generic ``acp`` brain and the
 ``gemini`` catalog row (both pointed at the fake ACP agent through the profile's
-``command``), and ``grok`` (the fake ACP agent installed as ``grok`` on PATH).
+``command``), ``grok`` (the fake ACP agent installed as ``grok`` on PATH), and ``pi``
+(its own brain, also pointed at the fake through the profile's ``command``).
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class GrokHarness(AcpHarness):
         return self.files.config(command=(), env={"PATH": self.path}, **overrides)
 
 
-@pytest.fixture(params=["claude", "acp", "gemini", "grok"])
+@pytest.fixture(params=["claude", "acp", "gemini", "grok", "pi"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Harness:
     backend = request.param
     if backend == "claude":

@@ -1,0 +1,219 @@
+"""The real pi asking Angelia before its tools, through the gate extension.
+
+pi runs every tool unasked; Angelia's pi backend loads ``app/brains/pi_gate.ts`` with
+``pi -e``, which asks through ``ctx.ui.confirm`` (pi-acp: ``session/request_permission``
+with yes / no) and blocks the call unless the answer is yes. Fixtures and helpers are
+``tests/real/test_real_pi.py``'s; see there for the offline set-up.
+"""
+
+# The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real.test_real_pi import (  # noqa: F401 (fixtures)
+    DENIED,
+    TIMEOUT,
+    after,
+    chat_requests,
+    decide,
+    node22_bin,
+    pi_acp_bin,
+    pi_bin,
+    pi_env,
+    pi_profile,
+    pi_session,
+    the_pending_request,
+)
+
+pytestmark = pytest.mark.real_cli
+
+
+async def test_allow_once_runs_the_tool_the_gate_asked_about(
+    client: httpx.AsyncClient,
+    pi_session: str,
+    project_dir: Path,
+    pi_env: dict[str, str],
+    fake_model: FakeModelServer,
+) -> None:
+    sid = pi_session
+    await send(client, sid, "run touch")
+    request = await the_pending_request(client, sid)
+    # The question is about the real call, in Claude's vocabulary for the profile's rules.
+    assert request["tool"] == "Bash", request
+    assert request["input"]["command"] == "touch made_by_fake.txt", request
+    assert {o["choice"] for o in request["options"]} == {"allow_once", "deny"}, request
+    assert not (project_dir / "made_by_fake.txt").exists(), "pi ran the tool before the answer"
+    assert (await client.get(f"/api/sessions/{sid}")).json()["status"] == "waiting"
+    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
+    calls = of_kind(events, "tool_call")
+    # The card sits on the call the transcript shows, not on a call of its own.
+    assert [c["tool_call_id"] for c in calls] == [request["tool_call_id"]], calls
+
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert (project_dir / "made_by_fake.txt").exists()
+    results = of_kind(events, "tool_result")
+    assert len(results) == 1 and results[0]["is_error"] is False, results
+    assert results[0]["tool_call_id"] == request["tool_call_id"]
+    k = kinds(events)
+    assert k.index("permission_request") < k.index("tool_result") < k.index("turn_end"), k
+    assert of_kind(events, "assistant_message")[-1]["text"] == "done"
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    # The gate came with the app: nothing was installed into pi's own folders.
+    assert not (Path(pi_env["HOME"]) / ".pi" / "agent" / "extensions").exists()
+
+
+async def test_deny_blocks_the_tool_and_the_turn_goes_on(
+    client: httpx.AsyncClient,
+    pi_session: str,
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    sid = pi_session
+    await send(client, sid, "BASH: touch denied.txt")
+    request = await the_pending_request(client, sid)
+    await decide(client, request["id"], "deny")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert not (project_dir / "denied.txt").exists()
+    results = of_kind(events, "tool_result")
+    assert len(results) == 1 and results[0]["is_error"] is True, results
+    assert results[0]["tool_call_id"] == request["tool_call_id"]
+    # The gate's reason, which pi-acp sends only as terminal output, shows as the result.
+    assert results[0]["output"] == DENIED, results
+    assert [d["decision"] for d in of_kind(events, "permission_decision")] == ["deny"]
+    end = of_kind(events, "turn_end")[0]
+    assert end["stop_reason"] == "end_turn" and end["is_error"] is False, end
+    # pi gave the model the gate's reason and called it again: the turn went on.
+    told = [e for e in chat_requests(fake_model) if any(DENIED in t for t in request_texts(e))]
+    assert told, [request_texts(e) for e in chat_requests(fake_model)]
+    assert of_kind(events, "assistant_message")[-1]["text"] == "done"
+    # And the session carries on.
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
+
+
+async def test_a_deny_rule_blocks_the_real_cli_without_asking(
+    client: httpx.AsyncClient,
+    pi_profile: dict[str, Any],
+    pi_session: str,
+    project_dir: Path,
+) -> None:
+    sid = pi_session
+    r = await client.post(
+        f"/api/profiles/{pi_profile['id']}/rules", json={"rule": "Bash(rm:*)", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+    (project_dir / "keep.txt").write_text("keep me")
+    await send(client, sid, "BASH: rm keep.txt")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert (project_dir / "keep.txt").read_text() == "keep me"
+    (decision,) = of_kind(events, "permission_decision")
+    assert decision["decision"] == "deny" and decision["source"] == "rule", decision
+    assert "Bash(rm:*)" in (decision.get("rule") or decision.get("message") or ""), decision
+    results = of_kind(events, "tool_result")
+    assert len(results) == 1 and results[0]["is_error"] is True, results
+    assert results[0]["output"] == DENIED, results
+    pending = (await client.get("/api/permissions", params={"status": "pending"})).json()
+    assert pending == []
+
+
+async def test_bypass_permissions_runs_tools_without_a_card(
+    client: httpx.AsyncClient,
+    pi_session: str,
+    project_dir: Path,
+) -> None:
+    sid = pi_session
+    await send(client, sid, "say hi")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    # Switched on the live session: the app answers the gate's questions by its mode.
+    r = await client.post(
+        f"/api/sessions/{sid}/mode", json={"mode": "bypassPermissions", "confirm": True}
+    )
+    assert r.status_code == 200, r.text
+    await send(client, sid, "run touch")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+
+    assert (project_dir / "made_by_fake.txt").exists()
+    decisions = of_kind(events, "permission_decision")
+    assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")], decisions
+    statuses = [e.get("status") for e in of_kind(events, "status")]
+    assert "waiting" not in statuses, statuses
+    results = of_kind(after(events, "user_message", 1), "tool_result")
+    assert len(results) == 1 and results[0]["is_error"] is False, results
+    # A mode the app cannot answer by itself is refused, not pretended.
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "acceptEdits"})
+    assert r.status_code == 422 and "default, bypassPermissions" in r.text, r.text
+
+
+async def test_reads_ask_only_outside_the_folder(
+    client: httpx.AsyncClient,
+    pi_session: str,
+    project_dir: Path,
+    tmp_path: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    sid = pi_session
+    (project_dir / "inside.txt").write_text("inside text")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside secret")
+    fake_model.set_rules(
+        {
+            "chunk_delay": 0.02,
+            "rules": [
+                {"match": "read inside", "tool": "read", "input": {"path": "inside.txt"}},
+                {"match": "read outside", "tool": "read", "input": {"path": str(outside)}},
+            ],
+        }
+    )
+    await send(client, sid, "read inside")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert not of_kind(events, "permission_request"), kinds(events)
+    (result,) = of_kind(events, "tool_result")
+    assert "inside text" in result["output"], result
+
+    await send(client, sid, "read outside")
+    request = await the_pending_request(client, sid)
+    assert request["tool"] == "Read" and request["input"]["file_path"] == str(outside), request
+    await decide(client, request["id"], "deny")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    result = of_kind(events, "tool_result")[-1]
+    assert result["is_error"] is True and "outside secret" not in result["output"], result
+    assert not any(
+        "outside secret" in t for e in chat_requests(fake_model) for t in request_texts(e)
+    )
+
+
+async def test_interrupt_while_the_gate_waits_runs_nothing(
+    client: httpx.AsyncClient, pi_session: str, project_dir: Path
+) -> None:
+    sid = pi_session
+    await send(client, sid, "run touch")
+    request = await the_pending_request(client, sid)
+    r = await client.post(f"/api/sessions/{sid}/interrupt")
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert of_kind(events, "turn_end")[0]["stop_reason"] == "cancelled"
+    r = await client.get("/api/permissions", params={"session_id": sid})
+    (row,) = r.json()
+    assert row["id"] == request["id"] and row["decision"] == "cancelled", row
+    await asyncio.sleep(1)  # room for a tool that would still run after the cancel
+    assert not (project_dir / "made_by_fake.txt").exists()
+    # The next turn asks afresh and works.
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
+    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
