@@ -4,8 +4,8 @@
     .ci/in-netns .venv/bin/python bench/turn_latency.py --runs 3 --backends gemini
     .ci/in-netns .venv/bin/python bench/turn_latency.py --env GEMINI_CLI_NO_RELAUNCH=true
 
-For each backend (``claude``, ``gemini``, ``claude-acp``) an in-process Angelia server gets
-one profile running the pinned CLI (the paths ``.ci/setup`` writes to ``.venv/ci.env``, or
+For each backend (``claude``, ``gemini``, ``claude-acp``, ``grok``) an in-process Angelia server
+gets one profile running the pinned CLI (the paths ``.ci/setup`` writes to ``.venv/ci.env``, or
 ``ANGELIA_*_BIN``) against a fake model on 127.0.0.1 that answers at once. Each run is a
 new chat session of that profile, timed from the ``POST`` of a message to its ``turn_end``
 on the session's SSE stream:
@@ -60,6 +60,10 @@ BINARIES = {
         "ANGELIA_CLAUDE_ACP_BIN",
         CACHE / "claude-agent-acp-0.101.0" / "node_modules" / ".bin" / "claude-agent-acp",
     ),
+    "grok": (
+        "ANGELIA_GROK_BIN",
+        CACHE / "grok-cli-bin-0.2.111" / "grok_cli_bin" / "bin" / "grok",
+    ),
 }
 
 
@@ -98,6 +102,14 @@ def agent_env(
         }
         (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
         env.update(GEMINI_API_KEY="fake-key", GOOGLE_GEMINI_BASE_URL=fake.url)
+    elif backend == "grok":
+        env.update(
+            XAI_API_KEY="xai-fake",
+            GROK_MODELS_BASE_URL=f"{fake.url}/v1",
+            GROK_FOLDER_TRUST="0",
+            GROK_DISABLE_AUTOUPDATER="1",
+            GROK_TELEMETRY_ENABLED="0",
+        )
     else:
         env.update(
             ANTHROPIC_BASE_URL=fake.url,

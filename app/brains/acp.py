@@ -357,6 +357,13 @@ class AcpBrain(Brain):
                 result="",
             )
         refused, self._refused = self._refused, {}
+        if end.stop_reason == "cancelled" and refused and not self._cancel_requested:
+            # Grok Build ends the whole turn when one of its questions is refused.
+            why = (
+                f"{self.label} ended the turn when a tool call was refused; "
+                "send a message to go on."
+            )
+            end = replace(end, errors=(*end.errors, why))
         self._emit_all(self._mapper.close_tools(refused, _NOT_RUN))
         self._emit_all(self._mapper.flush())
         self._turn_active = False

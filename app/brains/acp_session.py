@@ -41,6 +41,7 @@ from acp.schema import (
 
 from app import __version__
 from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
+from app.brains.acp_models import AgentModels, agent_models
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
 from app.brains.base import BrainConfig, ImageData
 from app.brains.events import (
@@ -133,6 +134,7 @@ class AcpSession:
         self.capabilities = AgentCapabilities()
         self.auth_methods: list[str] = []
         self.modes: SessionModeState | None = None
+        self.listed_models: AgentModels | None = None
         self._emit = emit
         self._conn: ClientSideConnection | None = None
         self._early: list[tuple[str, SessionUpdate]] = []
@@ -203,6 +205,7 @@ class AcpSession:
             )
         self.capabilities = init.agent_capabilities or AgentCapabilities()
         self.auth_methods = [method.name for method in init.auth_methods or []]
+        self.listed_models = agent_models(init.field_meta)
         servers = acp_mcp_servers(
             config.mcp_servers,
             self.capabilities.mcp_capabilities,
@@ -225,6 +228,7 @@ class AcpSession:
         if apply_profile:
             await self._apply_choice("model", config.model)
             await self._apply_choice("thought_level", config.reasoning_effort)
+        await self._apply_listed_model(config.model)
         if (offered := self.models_offered()) is not None:
             self._emit(offered)
 
@@ -303,11 +307,20 @@ class AcpSession:
             return
         await self._set_option(option.id, value, f"{option.name.lower()} {value!r}")
 
+    async def _apply_listed_model(self, model: str | None) -> None:
+        # Even when the profile's model went on the command line: a reopened session
+        # keeps the model it had, so a later choice has to be asked for again.
+        listed = self.listed_models
+        if not model or listed is None or self.mapper.select_option("model") is not None:
+            return
+        if model in listed.ids() and model != listed.current:
+            await self._control(listed.switch(self.conn, self.sid(), model), f"model {model!r}")
+
     def models_offered(self) -> ModelsOffered | None:
-        """The agent's model choices, from its ``model`` config option."""
+        """The agent's model choices, from its ``model`` config option or model list."""
         option = self.mapper.select_option("model")
         if option is None:
-            return None
+            return self.listed_models.offered() if self.listed_models is not None else None
         models = []
         for item in option.options:
             for choice in item.options if isinstance(item, SessionConfigSelectGroup) else [item]:
@@ -327,6 +340,16 @@ class AcpSession:
             ValidationFailed: The agent offers no model choice, or not this model.
         """
         option = self.mapper.select_option("model")
+        listed = self.listed_models
+        if option is None and listed is not None:
+            if model not in listed.ids():
+                raise ValidationFailed(
+                    "model",
+                    f"{self.label} has no model {model!r}; it offers: {', '.join(listed.ids())}",
+                )
+            await self._control(listed.switch(self.conn, self.sid(), model), f"model {model!r}")
+            self._emit(listed.offered())
+            return
         if option is None:
             raise ValidationFailed("model", f"{self.label} offers no model choice in a session")
         choices = select_values(option)

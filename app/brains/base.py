@@ -115,6 +115,9 @@ class Brain(ABC):
     facts: ClassVar[BrainFacts]
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     permission_modes: ClassVar[tuple[str, ...]] = PERMISSION_MODES
+    # Tools (Claude Code's names) the backend runs without asking: a deny rule naming
+    # one could never be applied, so such rules are refused for it.
+    runs_unasked: ClassVar[frozenset[str]] = frozenset()
     # Models to offer before the backend has said which it has: (id, label) pairs.
     known_models: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Whether any model id is taken (not only the ones offered), e.g. on the command line.

@@ -40,9 +40,14 @@ class Approvals:
             # it, so only the user (or the timeout) answers.
             self._watch_timeout(row.id, profile)
             return row, False
-        verdict = decide_by_rules(
-            rulebook.rule_pairs(self._engine, profile.id), asked.tool, asked.input, profile.cwd
-        )
+        # The profile's allowed and disallowed tools are rules too, so that a backend
+        # whose CLI has no such setting still keeps them when it asks.
+        rules = [
+            *((t, "deny") for t in profile.disallowed_tools),
+            *((t, "allow") for t in profile.allowed_tools),
+            *rulebook.rule_pairs(self._engine, profile.id),
+        ]
+        verdict = decide_by_rules(rules, asked.tool, asked.input, profile.cwd)
         if verdict is not None:
             decision, rule = verdict
             choice: PermissionChoice = "allow_once" if decision == "allow" else "deny"

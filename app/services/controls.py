@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from app.brains import get_brain_class
 from app.brains.base import Brain
 from app.brains.events import PermissionChoice
 from app.errors import AppError, ConflictError, ValidationFailed
@@ -85,8 +86,15 @@ class SessionControls:
                 "confirm",
                 "bypassPermissions runs every tool without asking; confirm to switch to it",
             )
+        chat = store.get_session(self._engine, session_id)
+        cls = get_brain_class(store.get_profile(self._engine, chat.profile_id).backend)
+        if mode not in cls.permission_modes:
+            raise ValidationFailed(
+                "mode",
+                f"{cls.label} has no {mode!r} mode; its modes: {', '.join(cls.permission_modes)}",
+            )
         brain = self._brain_of(session_id)
-        previous = store.get_session(self._engine, session_id).permission_mode
+        previous = chat.permission_mode
         # Recorded before the backend is told, so its own echo of the change (which may
         # arrive before the control reply) is recognised as the same switch.
         store.update_session(self._engine, session_id, permission_mode=mode)

@@ -5,9 +5,31 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.brains import get_brain_class
 from app.db.models import PermissionRule, Profile
-from app.errors import NotFoundError
+from app.errors import NotFoundError, ValidationFailed
 from app.schemas import validate_rule
+from app.services.rules import Rule
+
+
+def unenforceable_deny(backend: str, rule: str) -> str | None:
+    """Why a deny ``rule`` could never apply to ``backend`` (None: it can)."""
+    cls = get_brain_class(backend)
+    try:
+        tool = Rule.parse(rule).tool
+    except ValueError:
+        return None
+    if tool in cls.runs_unasked:
+        return (
+            f"{cls.label} runs {tool} without asking, so Angelia cannot refuse it; "
+            "deny rules for it are not accepted."
+        )
+    return None
+
+
+def _check_deny(profile: Profile, rule: str, decision: str) -> None:
+    if decision == "deny" and (why := unenforceable_deny(profile.backend, rule)) is not None:
+        raise ValidationFailed("rule", why)
 
 
 def list_rules(engine: Engine, profile_id: str) -> list[PermissionRule]:
@@ -26,8 +48,10 @@ def add_rule(engine: Engine, *, profile_id: str, rule: str, decision: str) -> Pe
     """Store a rule; an identical existing rule is returned instead of duplicated."""
     rule = validate_rule(rule)
     with Session(engine) as db:
-        if db.get(Profile, profile_id) is None:
+        profile = db.get(Profile, profile_id)
+        if profile is None:
             raise NotFoundError(f"Profile {profile_id} not found")
+        _check_deny(profile, rule, decision)
         existing = db.exec(
             select(PermissionRule).where(
                 col(PermissionRule.profile_id) == profile_id,
@@ -51,6 +75,9 @@ def update_rule(
         row = db.get(PermissionRule, rule_id)
         if row is None or row.profile_id != profile_id:
             raise NotFoundError(f"Rule {rule_id} not found")
+        profile = db.get(Profile, profile_id)
+        if profile is not None:
+            _check_deny(profile, validate_rule(rule), decision)
         row.rule = validate_rule(rule)
         row.decision = decision
         db.add(row)

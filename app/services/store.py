@@ -14,6 +14,7 @@ from app.brains import check_profile, get_brain_class
 from app.db.models import ChatSession, Event, PermissionRequest, Profile, utcnow
 from app.errors import ConflictError, NotFoundError, ValidationFailed
 from app.schemas import ProfileCreate, ProfileUpdate
+from app.services.rulebook import unenforceable_deny
 from app.services.search import delete_session_index
 
 TITLE_LENGTH = 80
@@ -26,6 +27,7 @@ def enforcement_problems(
     allowed_tools: list[str],
     disallowed_tools: list[str],
     command: list[str] | None,
+    permission_mode: str = "default",
 ) -> dict[str, str]:
     """What a profile asks for that its backend cannot enforce, by field (empty: nothing)."""
     asked = {
@@ -42,7 +44,16 @@ def enforcement_problems(
         found = check_profile(backend, **flags)
         if found:
             problems[field] = " ".join(found)
+    if "disallowed_tools" not in problems:
+        found = [why for t in disallowed_tools if (why := unenforceable_deny(backend, t))]
+        if found:
+            problems["disallowed_tools"] = found[0]
     brain_cls = get_brain_class(backend)
+    if permission_mode not in brain_cls.permission_modes:
+        problems["permission_mode"] = (
+            f"{brain_cls.label} has no {permission_mode!r} mode; its modes: "
+            f"{', '.join(brain_cls.permission_modes)}"
+        )
     if not brain_cls.executable and not command:
         problems["command"] = f"{brain_cls.label} has no command of its own: enter the one to run"
     return problems
@@ -55,6 +66,7 @@ def check_enforceable(
     allowed_tools: list[str],
     disallowed_tools: list[str],
     command: list[str] | None,
+    permission_mode: str = "default",
 ) -> None:
     """Refuse a profile that asks for something its backend cannot enforce."""
     problems = enforcement_problems(
@@ -63,6 +75,7 @@ def check_enforceable(
         allowed_tools=allowed_tools,
         disallowed_tools=disallowed_tools,
         command=command,
+        permission_mode=permission_mode,
     )
     for field, message in problems.items():
         raise ValidationFailed(field, message)
@@ -75,6 +88,7 @@ def create_profile(engine: Engine, *, data: ProfileCreate) -> Profile:
         allowed_tools=data.allowed_tools,
         disallowed_tools=data.disallowed_tools,
         command=data.command,
+        permission_mode=data.permission_mode,
     )
     with Session(engine) as db:
         profile = Profile(**data.model_dump())
@@ -110,6 +124,7 @@ def update_profile(engine: Engine, *, profile_id: str, data: ProfileUpdate) -> P
             allowed_tools=profile.allowed_tools,
             disallowed_tools=profile.disallowed_tools,
             command=profile.command,
+            permission_mode=profile.permission_mode,
         )
         profile.updated_at = utcnow()
         db.add(profile)

@@ -98,13 +98,31 @@ async def test_profile_asking_what_its_backend_cannot_enforce_is_refused(
     client: httpx.AsyncClient, project_dir: Path
 ) -> None:
     mcp = {"srv": {"command": "srv"}}
-    r = await client.post(
-        "/api/profiles",
-        json={"name": "p", "backend": "grok", "cwd": str(project_dir), "mcp_servers": mcp},
-    )
+    grok = {"name": "p", "backend": "grok", "cwd": str(project_dir)}
+    # Grok Build reads files without asking: a deny for Read could never be applied.
+    r = await client.post("/api/profiles", json={**grok, "disallowed_tools": ["Read(./x)"]})
     assert r.status_code == 422
     detail = r.json()["detail"][0]
-    assert detail["field"] == "mcp_servers" and "MCP" in detail["message"]
+    assert detail["field"] == "disallowed_tools" and "runs Read without asking" in detail["message"]
+    # Its --permission-mode flag is ignored, and plan is not a mode the app can keep.
+    r = await client.post("/api/profiles", json={**grok, "permission_mode": "plan"})
+    assert r.status_code == 422
+    detail = r.json()["detail"][0]
+    assert detail["field"] == "permission_mode" and "no 'plan' mode" in detail["message"]
+    r = await client.post(
+        "/api/profiles",
+        json={**grok, "mcp_servers": mcp, "disallowed_tools": ["Bash(rm:*)"]},
+    )
+    assert r.status_code == 201, r.text
+    profile_id = r.json()["id"]
+    r = await client.post(
+        f"/api/profiles/{profile_id}/rules", json={"rule": "Grep", "decision": "deny"}
+    )
+    assert r.status_code == 422 and "runs Grep without asking" in r.text
+    r = await client.post(
+        f"/api/profiles/{profile_id}/rules", json={"rule": "Grep", "decision": "allow"}
+    )
+    assert r.status_code == 201
     r = await client.post(
         "/api/profiles", json={"name": "p", "backend": "acp", "cwd": str(project_dir)}
     )

@@ -20,7 +20,7 @@ from app.brains.events import (
     TurnEnded,
 )
 from app.brains.grok import GrokBrain
-from app.errors import AgentNotFoundError, BrainStartError
+from app.errors import AgentNotFoundError, BrainStartError, ValidationFailed
 from tests.brains.conftest import EventRecorder
 from tests.fakes.fake_acp_agent import FakeAcpFiles
 
@@ -64,7 +64,10 @@ def test_registered_with_its_facts() -> None:
     assert GrokBrain.executable == "grok"
     assert GrokBrain.resume_methods == ("load",)
     assert Capability.DENY_SINGLE_TOOL in GrokBrain.capabilities
-    assert Capability.PER_SESSION_MCP not in GrokBrain.capabilities
+    assert Capability.PER_SESSION_MCP in GrokBrain.capabilities
+    # Only the modes the app keeps by answering grok's questions itself.
+    assert GrokBrain.permission_modes == ("default", "bypassPermissions")
+    assert "Read" in GrokBrain.runs_unasked and "Bash" not in GrokBrain.runs_unasked
 
 
 @pytest.mark.parametrize(
@@ -72,14 +75,14 @@ def test_registered_with_its_facts() -> None:
     [
         ({}, ["agent", "stdio"]),
         (
-            {"permission_mode": "acceptEdits", "model": "grok-4", "reasoning_effort": "high"},
-            ["--permission-mode", "acceptEdits", "agent", "-m", "grok-4",
-             "--reasoning-effort", "high", "stdio"],
+            {"model": "grok-4", "reasoning_effort": "high"},
+            ["agent", "-m", "grok-4", "--reasoning-effort", "high", "stdio"],
         ),
-        ({"permission_mode": "plan"}, ["--permission-mode", "plan", "agent", "stdio"]),
+        # grok ignores --permission-mode under `agent stdio`, and --always-approve would
+        # let it act before the app's rules are asked: the app answers by mode instead.
         (
             {"permission_mode": "bypassPermissions", "model": "grok-4"},
-            ["agent", "-m", "grok-4", "--always-approve", "stdio"],
+            ["agent", "-m", "grok-4", "stdio"],
         ),
     ],
 )  # fmt: skip
@@ -89,10 +92,19 @@ async def test_argv(
     brain, _rec = await start_grok(**fields)
     start = grok_files.starts()[0]
     assert start["argv"] == argv
-    assert start["grok"]["always"] == (fields.get("permission_mode") == "bypassPermissions")
+    assert start["grok"]["always"] is False
     assert brain.build_argv() == ["grok", *argv]
     # The model went on the command line, not through a config option.
     assert "session/set_config_option" not in grok_files.methods()
+
+
+async def test_only_the_modes_the_app_keeps_can_be_switched_to(start_grok: StartGrok) -> None:
+    brain, _rec = await start_grok()
+    await brain.set_permission_mode("bypassPermissions")
+    await brain.set_permission_mode("default")
+    for mode in ("plan", "acceptEdits", "dontAsk"):
+        with pytest.raises(ValidationFailed, match=f"no '{mode}' mode"):
+            await brain.set_permission_mode(mode)
 
 
 async def test_grok_missing_says_how_to_install(grok_files: FakeAcpFiles, tmp_path: Path) -> None:

@@ -89,8 +89,9 @@ async def test_profile_form_shows_only_what_the_backend_can_enforce(browsing: Br
     await expect(page.get_by_label(re.compile("^Model"))).to_have_attribute("list", "models-claude")
 
     await backend.select_option("grok")
-    await expect(mcp).to_be_hidden()
-    await expect(mcp).to_be_disabled()  # so the form does not send it
+    # Grok Build starts per-session MCP servers, so the field stays.
+    await expect(mcp).to_be_visible()
+    await expect(mcp).to_be_enabled()
     await expect(effort).to_be_visible()
     await backend.select_option("claude")
     await expect(mcp).to_be_visible()

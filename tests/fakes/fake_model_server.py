@@ -19,11 +19,11 @@ Replies come from rules, checked in this order for every request:
 2. Configured rules, then the default rules: the first whose ``match`` occurs in the last user
    message's text (case-insensitive) wins. A rule with ``tool`` fires only when the request
    offers that tool (names compared case-insensitively; ``Bash`` also matches ``bash``,
-   ``shell`` and Gemini's ``run_shell_command``), so side requests such as title generation
-   never trigger tools. Rule keys: ``match``, ``tool`` + ``input``, ``text`` (sent before the
-   tool call, or on its own), ``status`` + ``error`` (answer with an HTTP error instead),
-   ``force`` (call ``tool`` even when the request does not list it, e.g. a tool Claude Code
-   only loads on demand through ToolSearch).
+   ``shell``, Gemini's ``run_shell_command`` and Grok's ``run_terminal_command``), so side
+   requests such as title generation never trigger tools. Rule keys: ``match``, ``tool`` +
+   ``input``, ``text`` (sent before the tool call, or on its own), ``status`` + ``error``
+   (answer with an HTTP error instead), ``force`` (call ``tool`` even when the request does not
+   list it, e.g. a tool Claude Code only loads on demand through ToolSearch).
 3. Built in: ``BASH: <cmd>`` in the user text -> the shell tool with ``{"command": <cmd>}``.
 4. Otherwise -> the ``default`` text.
 
@@ -73,7 +73,7 @@ DEFAULT_TEXT = "hello from fake"
 
 # Different agents name the same shell tool differently; a rule written for one works for all.
 TOOL_ALIASES: dict[str, set[str]] = {
-    "bash": {"bash", "shell", "run_shell_command"},
+    "bash": {"bash", "shell", "run_shell_command", "run_terminal_command"},
 }
 
 REDACTED_HEADERS = {
@@ -150,6 +150,8 @@ class Conversation:
     wants_json: bool = False
     # The text of the tool results in the last user message (what ``after_tool_rules`` match).
     tool_result_text: str = ""
+    # Each offered tool's input schema, where the request format carries one.
+    tool_schemas: dict[str, Any] = field(default_factory=dict)
 
 
 def _offered_name(wanted: str, offered: list[str]) -> str | None:
@@ -192,13 +194,27 @@ def decide(rules: dict[str, Any], conv: Conversation) -> Reply:
         return reply or Reply(text=str(rules["after_tool"]), why="after_tool")
     reply = _first_rule(rules["rules"], conv.user_text, conv.offered_tools, "rule")
     if reply is not None:
-        return reply
+        return _with_required(reply, conv)
     m = re.search(r"BASH:[ \t]*(.+)", conv.user_text)
     if m:
         name = _offered_name("Bash", conv.offered_tools)
         if name is not None:
-            return Reply(tool=name, tool_input={"command": m.group(1).strip()}, why="BASH:")
+            reply = Reply(tool=name, tool_input={"command": m.group(1).strip()}, why="BASH:")
+            return _with_required(reply, conv)
     return Reply(text=str(rules["default"]), why="default")
+
+
+def _with_required(reply: Reply, conv: Conversation) -> Reply:
+    """The reply with the required fields its input lacks filled from the tool's schema,
+    so one rule serves agents whose shell tools differ (Grok's needs a ``description``)."""
+    schema = conv.tool_schemas.get(reply.tool or "")
+    if not isinstance(schema, Mapping) or not isinstance(reply.tool_input, dict):
+        return reply
+    props = schema.get("properties") or {}
+    for key in schema.get("required") or []:
+        if key not in reply.tool_input:
+            reply.tool_input[key] = example_from_schema(props.get(key), 1)
+    return reply
 
 
 def example_from_schema(schema: Any, depth: int = 0) -> Any:
@@ -313,9 +329,11 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
                 str(p.get("text", "")) for p in content if isinstance(p, Mapping) and "text" in p
             )
     tools: list[str] = []
+    schemas: dict[str, Any] = {}
     for t in body.get("tools") or []:
         if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping):
             tools.append(str(t["function"].get("name", "")))
+            schemas[tools[-1]] = t["function"].get("parameters")
     for f in body.get("functions") or []:
         if isinstance(f, Mapping):
             tools.append(str(f.get("name", "")))
@@ -326,7 +344,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         wants_json = True
         js = fmt.get("json_schema")
         schema = js.get("schema") if isinstance(js, Mapping) else None
-    return Conversation(text, after_tool, tools, schema, wants_json, results)
+    return Conversation(text, after_tool, tools, schema, wants_json, results, schemas)
 
 
 def gemini_conversation(body: Mapping[str, Any]) -> Conversation:

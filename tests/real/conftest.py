@@ -8,6 +8,7 @@ Env (each executable defaults to its `.ci/setup` cache location):
     ANGELIA_CLAUDE_BIN         the claude executable
     ANGELIA_GEMINI_BIN         the gemini executable (Gemini CLI, run as `gemini --acp`)
     ANGELIA_CLAUDE_ACP_BIN     the claude-agent-acp executable (Claude Code's ACP adapter)
+    ANGELIA_GROK_BIN           the grok executable (Grok Build, run as `grok agent stdio`)
     ANGELIA_REQUIRE_REAL_CLI   "1": a missing CLI fails the test instead of skipping it
 """
 
@@ -32,6 +33,7 @@ from tests.helpers import setup_executable
 CLAUDE_CODE_VERSION = "2.1.332"
 GEMINI_CLI_VERSION = "0.61.0"
 CLAUDE_AGENT_ACP_VERSION = "0.101.0"
+GROK_CLI_VERSION = "0.2.111"
 
 
 def _cache() -> Path:
@@ -56,6 +58,10 @@ def default_claude_acp_bin() -> Path:
     )
 
 
+def default_grok_bin() -> Path:
+    return _cache() / f"grok-cli-bin-{GROK_CLI_VERSION}" / "grok_cli_bin" / "bin" / "grok"
+
+
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The real Claude Code executable."""
@@ -72,6 +78,12 @@ def gemini_bin() -> Path:
 def claude_acp_bin() -> Path:
     """The real claude-agent-acp executable (Claude Code behind ACP)."""
     return setup_executable("ANGELIA_CLAUDE_ACP_BIN", default_claude_acp_bin(), "claude-agent-acp")
+
+
+@pytest.fixture(scope="session")
+def grok_bin() -> Path:
+    """The real Grok Build executable (an ACP agent with ``agent stdio``)."""
+    return setup_executable("ANGELIA_GROK_BIN", default_grok_bin(), "grok CLI")
 
 
 @pytest.fixture
@@ -197,6 +209,28 @@ def claude_acp_env(claude_env: dict[str, str], tmp_path: Path) -> dict[str, str]
     if os.geteuid() == 0:
         env["IS_SANDBOX"] = "1"
     return env
+
+
+@pytest.fixture
+def grok_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
+    """The complete environment for a real ``grok agent stdio`` talking to ``fake_model``.
+
+    ``GROK_MODELS_BASE_URL`` points every model call (the model list, chat completions, the
+    title request) at the fake; any API key is accepted. Sessions land in
+    ``$HOME/.grok/sessions/``. Update checks and telemetry are off, and folders are not
+    trusted, so a project's own settings cannot change what a test sees.
+    """
+    home = tmp_path / "grok-home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "XAI_API_KEY": "xai-fake",
+        "GROK_MODELS_BASE_URL": f"{fake_model.url}/v1",
+        "GROK_FOLDER_TRUST": "0",
+        "GROK_DISABLE_AUTOUPDATER": "1",
+        "GROK_TELEMETRY_ENABLED": "0",
+    }
 
 
 ProfileFactory = Callable[..., Awaitable[dict[str, Any]]]

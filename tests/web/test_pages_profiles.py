@@ -201,7 +201,11 @@ def _cases(project_dir: Path) -> list[tuple[str, dict[str, str], str]]:
         ("idle_timeout_s", {"idle_timeout_s": "30"}, "greater than or equal to 60"),
         ("idle_timeout_s", {"idle_timeout_s": "soon"}, "whole number of seconds"),
         ("permission_timeout_s", {"permission_timeout_s": "-1"}, "greater than or equal to 0"),
-        ("mcp_servers", {"backend": "grok"}, "Grok Build cannot use per-session MCP servers"),
+        (
+            "disallowed_tools",
+            {"backend": "grok", "disallowed_tools": "Read"},
+            "Grok Build runs Read without asking",
+        ),
         ("command", {"backend": "acp", "command": ""}, "has no command of its own"),
     ]
 

@@ -1,0 +1,245 @@
+"""Grok Build 0.2.111 (``grok agent stdio``) through Angelia, against the fake model server.
+
+The scenarios ``test_real_acp_agents.py`` runs for every ACP agent (streamed answer, allow
+once, deny, resume after a restart, model switch, images refused) cover grok too; these
+are the ones where grok differs: a refused question ends its turn, it reads unasked, the
+app keeps deny rules and modes by answering its questions, it starts per-session MCP
+servers and reaches them through ``use_tool``, and it hands writes to the client, which
+keeps them inside the session's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.fake_model_server import FakeModelServer
+from tests.helpers import count, of_kind, send, wait_for_events
+from tests.real.conftest import ProfileFactory
+from tests.real.test_real_acp_agents import decide, requests_with, the_pending_request
+
+pytestmark = pytest.mark.real_cli
+
+TIMEOUT = 45.0
+FAKES = Path(__file__).parents[1] / "fakes"
+
+
+NewSession = Callable[..., Awaitable[str]]
+
+
+@pytest.fixture
+def grok_session(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    grok_bin: Path,
+    grok_env: dict[str, str],
+) -> NewSession:
+    """``await grok_session(**profile_fields)``: a new chat of a real-grok profile."""
+
+    async def new(**fields: Any) -> str:
+        profile = await make_profile("grok", [str(grok_bin)], grok_env, **fields)
+        r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+    return new
+
+
+async def test_a_refused_question_ends_the_turn_and_says_why(
+    client: httpx.AsyncClient,
+    grok_session: NewSession,
+    project_dir: Path,
+) -> None:
+    sid = await grok_session()
+    await send(client, sid, "BASH: touch refused.txt")
+    request = await the_pending_request(client, sid)
+    # grok offers allow once and reject for a command; only those are shown.
+    assert [o["choice"] for o in request["options"]] == ["allow_once", "deny"], request
+    await decide(client, request["id"], "deny")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert not (project_dir / "refused.txt").exists()
+    (end,) = of_kind(events, "turn_end")
+    assert end["stop_reason"] == "cancelled", end
+    assert any("ended the turn when a tool call was refused" in e for e in end["errors"]), end
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
+
+
+async def test_deny_rules_and_disallowed_tools_block_the_real_cli(
+    client: httpx.AsyncClient,
+    grok_session: NewSession,
+    project_dir: Path,
+) -> None:
+    (project_dir / "keep.txt").write_text("keep")
+    sid = await grok_session(disallowed_tools=["Bash(rm:*)"])
+    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
+    r = await client.post(
+        f"/api/profiles/{profile_id}/rules", json={"rule": "Bash(touch:*)", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+
+    for turn, (command, rule) in enumerate(
+        [("rm -f keep.txt", "Bash(rm:*)"), ("touch blocked.txt", "Bash(touch:*)")], start=1
+    ):
+        await send(client, sid, f"BASH: {command}")
+        events = await wait_for_events(client, sid, count("turn_end", turn), timeout=TIMEOUT)
+        decisions = of_kind(events, "permission_decision")
+        assert (decisions[-1]["decision"], decisions[-1]["source"]) == ("deny", "rule"), decisions
+        assert decisions[-1]["rule"] == rule, decisions
+    assert (project_dir / "keep.txt").read_text() == "keep"
+    assert not (project_dir / "blocked.txt").exists()
+    pending = await client.get("/api/permissions", params={"status": "pending"})
+    assert pending.json() == []
+
+
+async def test_bypass_mode_mid_session_is_kept_by_the_app(
+    client: httpx.AsyncClient,
+    grok_session: NewSession,
+    project_dir: Path,
+) -> None:
+    sid = await grok_session()
+    await send(client, sid, "say hi")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "plan"})
+    assert r.status_code == 422 and "no 'plan' mode" in r.text, r.text
+    r = await client.post(
+        f"/api/sessions/{sid}/mode", json={"mode": "bypassPermissions", "confirm": True}
+    )
+    assert r.status_code == 200, r.text
+
+    await send(client, sid, "BASH: touch bypassed.txt")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert (project_dir / "bypassed.txt").exists()
+    decisions = of_kind(events, "permission_decision")
+    assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")]
+
+
+async def test_interrupt_stops_a_slow_reply(
+    client: httpx.AsyncClient,
+    grok_session: NewSession,
+    fake_model: FakeModelServer,
+) -> None:
+    sid = await grok_session()
+    fake_model.set_rules({"chunk_delay": 0.3, "default": " ".join(["slow"] * 100)})
+    await send(client, sid, "talk slowly")
+    await wait_for_events(client, sid, count("text_delta", 2), timeout=TIMEOUT)
+    asked = time.monotonic()
+    r = await client.post(f"/api/sessions/{sid}/interrupt")
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    took = time.monotonic() - asked
+
+    end = of_kind(events, "turn_end")[0]
+    assert end["stop_reason"] == "cancelled", end
+    streamed = "".join(d["text"] for d in of_kind(events, "text_delta"))
+    assert 0 < streamed.count("slow") < 100, streamed
+    assert took < 5, took
+    fake_model.set_rules({"chunk_delay": 0.0})
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
+
+
+async def test_a_per_session_mcp_server_is_reached_through_use_tool(
+    client: httpx.AsyncClient,
+    grok_session: NewSession,
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "mcp.jsonl"
+    server = {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
+    sid = await grok_session(mcp_servers={"mark": server})
+    fake_model.set_rules(
+        {
+            "chunk_delay": 0.0,
+            "rules": [
+                {
+                    "match": "use mark",
+                    "tool": "use_tool",
+                    "input": {"tool_name": "mark__mark", "tool_input": {"text": "apricot"}},
+                }
+            ],
+        }
+    )
+    await send(client, sid, "use mark")
+    request = await the_pending_request(client, sid)
+    # Named as Claude Code names MCP tools, so one rule set serves every backend.
+    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
+    assert [o["choice"] for o in request["options"]] == ["allow_once", "deny"], request
+    assert not log.exists() or "tools/call" not in log.read_text()
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    called = [m["params"] for m in received if m.get("method") == "tools/call"]
+    assert [(c["name"], c["arguments"]) for c in called] == [("mark", {"text": "apricot"})]
+    results = of_kind(events, "tool_result")
+    assert any("marked apricot" in r["output"] for r in results), results
+    assert requests_with(fake_model, "use mark")
+
+    # A rule for the whole server refuses the next call before it reaches the server.
+    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
+    r = await client.post(
+        f"/api/profiles/{profile_id}/rules", json={"rule": "mcp__mark", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+    await send(client, sid, "use mark again")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    decision = of_kind(events, "permission_decision")[-1]
+    assert (decision["decision"], decision["rule"]) == ("deny", "mcp__mark"), decision
+    assert len([line for line in log.read_text().splitlines() if "tools/call" in line]) == 1
+
+
+async def test_a_write_asks_allow_always_covers_the_next_and_outside_is_refused(
+    client: httpx.AsyncClient,
+    grok_session: NewSession,
+    fake_model: FakeModelServer,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside.txt"
+    writes = [
+        ("write one", project_dir / "one.txt"),
+        ("write two", project_dir / "two.txt"),
+        ("write outside", outside),
+    ]
+    fake_model.set_rules(
+        {
+            "chunk_delay": 0.0,
+            "rules": [
+                {"match": m, "tool": "write", "input": {"file_path": str(p), "content": m}}
+                for m, p in writes
+            ],
+        }
+    )
+    sid = await grok_session()
+    await send(client, sid, "write one")
+    request = await the_pending_request(client, sid)
+    assert (request["tool"], request["input"]["content"]) == ("Edit", "write one"), request
+    # For edits grok offers "allow all edits during this session" as well.
+    choices = [o["choice"] for o in request["options"]]
+    assert choices == ["allow_always", "allow_once", "deny"], request["options"]
+    await decide(client, request["id"], "allow_always")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert (project_dir / "one.txt").read_text() == "write one"
+
+    await send(client, sid, "write two")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert (project_dir / "two.txt").read_text() == "write two"
+    # Nothing asked again: grok keeps the session-wide allow itself.
+    assert len(of_kind(events, "permission_request")) == 1
+
+    await send(client, sid, "write outside")
+    events = await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
+    # grok hands writes to the client (fs/write_text_file), which keeps to the folder.
+    assert not outside.exists()
+    result = of_kind(events, "tool_result")[-1]
+    assert result["is_error"] and "outside the session's working directory" in result["output"]
