@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["AcpBrain"]
 
+# The modes the app can keep for any agent that asks before acting, by answering itself.
+APP_KEPT_MODES = ("default", "bypassPermissions")
+
 
 class AcpBrain(Brain):
     """An ACP agent over stdio; a catalog row sets the class attributes per agent."""
@@ -92,6 +95,10 @@ class AcpBrain(Brain):
     catalog_env: ClassVar[Mapping[str, str]] = {}
     mode_map: ClassVar[Mapping[str, str]] = {}
     limits: ClassVar[Mapping[Capability, str]] = {}
+    # True for agents whose own modes cannot be used: the app keeps ``permission_modes``
+    # (APP_KEPT_MODES) itself by answering every question (rules, then bypassPermissions
+    # allows all), so a switch tells the agent nothing.
+    app_keeps_modes: ClassVar[bool] = False
     quirks: ClassVar[str] = ""
     # How a known session is reopened, in order of preference.
     resume_methods: ClassVar[tuple[str, ...]] = ("resume", "load")
@@ -259,6 +266,14 @@ class AcpBrain(Brain):
         Raises:
             ValidationFailed: The agent has no mode for ``mode``; lists the ones it has.
         """
+        if self.app_keeps_modes:
+            # The app answers the agent's questions by the session's mode: nothing to tell it.
+            if mode not in self.permission_modes:
+                have = ", ".join(self.permission_modes)
+                raise ValidationFailed(
+                    "mode", f"{self.label} has no {mode!r} mode; its modes: {have}"
+                )
+            return
         target = self.mode_map.get(mode, mode)
         modes = self.available_modes
         if target not in modes:

@@ -25,15 +25,11 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from app.brains import register
-from app.brains.acp import AcpBrain
+from app.brains.acp import APP_KEPT_MODES, AcpBrain
 from app.brains.base import BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
-from app.errors import ValidationFailed
 
 __all__ = ["GrokBrain"]
-
-# The modes the app keeps by answering grok's questions itself (approvals).
-_APP_MODES = ("default", "bypassPermissions")
 
 
 @register
@@ -70,7 +66,8 @@ class GrokBrain(AcpBrain):
         }
     )
     limits = {}
-    permission_modes = _APP_MODES
+    permission_modes = APP_KEPT_MODES
+    app_keeps_modes = True
     runs_unasked: ClassVar[frozenset[str]] = frozenset(
         {"Read", "LS", "Grep", "Glob", "WebSearch", "WebFetch", "TodoWrite"}
     )
@@ -92,13 +89,6 @@ class GrokBrain(AcpBrain):
             argv += ["--reasoning-effort", c.reasoning_effort]
         argv.append("stdio")
         return argv
-
-    async def set_permission_mode(self, mode: str) -> None:
-        """Accept the modes the app keeps by answering grok's questions itself."""
-        if mode not in _APP_MODES:
-            raise ValidationFailed(
-                "mode", f"{self.label} has no {mode!r} mode; its modes: {', '.join(_APP_MODES)}"
-            )
 
     def _emit(self, event: BrainEvent) -> None:
         # Rules are written in Claude Code's names for every backend: grok's

@@ -51,11 +51,10 @@ from acp.schema import (
 from acp.schema import PermissionOption as AcpPermissionOption
 
 from app.brains import register
-from app.brains.acp import AcpBrain
+from app.brains.acp import APP_KEPT_MODES, AcpBrain
 from app.brains.acp_client import acp_mcp_servers
 from app.brains.acp_updates import SessionUpdate
 from app.brains.base import BrainFacts, Capability
-from app.errors import ValidationFailed
 from app.transport import build_env
 
 log = logging.getLogger(__name__)
@@ -69,8 +68,6 @@ GATE_MARKER = "angelia-pi-gate/1"
 _UI_CALL_PREFIX = "pi-ui-"
 # pi's built-in tools → ACP kinds, as pi-acp reports them (``toToolKind``).
 _KINDS = {"bash": "execute", "write": "edit", "edit": "edit", "read": "read"}
-# The app answers these itself (approvals: rules, then bypassPermissions allows all).
-_APP_MODES = ("default", "bypassPermissions")
 
 
 def gate_question(tool_call: ToolCallUpdate) -> dict[str, Any] | None:
@@ -131,6 +128,8 @@ class PiBrain(AcpBrain):
         "are thinking levels."
     )
     default_argv = ("pi-acp",)
+    permission_modes = APP_KEPT_MODES
+    app_keeps_modes = True
     resume_methods = ("load",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -166,13 +165,6 @@ class PiBrain(AcpBrain):
         # The process is gone (stopped or exited by itself): so is the need for the gate.
         self._remove_gate()
         super()._close_events()
-
-    async def set_permission_mode(self, mode: str) -> None:
-        """Accept the modes the app enforces by answering the gate's questions itself."""
-        if mode not in _APP_MODES:
-            raise ValidationFailed(
-                "mode", f"{self.label} has no {mode!r} mode; its modes: {', '.join(_APP_MODES)}"
-            )
 
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
         if isinstance(update, CurrentModeUpdate):

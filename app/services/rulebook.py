@@ -75,10 +75,11 @@ def update_rule(
         row = db.get(PermissionRule, rule_id)
         if row is None or row.profile_id != profile_id:
             raise NotFoundError(f"Rule {rule_id} not found")
+        rule = validate_rule(rule)
         profile = db.get(Profile, profile_id)
         if profile is not None:
-            _check_deny(profile, validate_rule(rule), decision)
-        row.rule = validate_rule(rule)
+            _check_deny(profile, rule, decision)
+        row.rule = rule
         row.decision = decision
         db.add(row)
         db.commit()
