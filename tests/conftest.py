@@ -18,6 +18,8 @@ from app.main import create_app
 from app.server import AngeliaServer
 from app.settings import Settings
 
+pytest_plugins = ["tests.conformance_plugin"]
+
 FAKES = Path(__file__).parent / "fakes"
 FAKE_CLAUDE = FAKES / "fake_claude.py"
 TOKEN = "test-token-0123456789"

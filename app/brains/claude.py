@@ -14,7 +14,7 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.brains import register
 from app.brains.base import (
@@ -128,6 +128,9 @@ class ClaudeBrain(Brain):
         self._started = False
         self._stopping = False
         self._turns_in_flight = 0
+        # Set by a granted interrupt: the CLI then ends the turn as error_during_execution,
+        # which is the user's stop, not a failure.
+        self._interrupted = False
         self._saw_init = False
         self._last_errors: tuple[str, ...] = ()
         # The id this process runs under; for a resumed session the app already knows it.
@@ -221,11 +224,14 @@ class ClaudeBrain(Brain):
         """Ask the CLI to stop the current turn; a no-op when the process is gone."""
         if not self._process.running:
             return
+        # Set before asking: the turn's result may come before the control reply.
+        self._interrupted = self._turns_in_flight > 0
         try:
             reply = await self._control(interrupt_request)
         except ProcessNotRunningError:
             return
         if not reply.ok:
+            self._interrupted = False
             raise BrainFailure(f"Claude Code could not interrupt the turn: {reply.error}")
 
     async def set_permission_mode(self, mode: str) -> None:
@@ -295,6 +301,7 @@ class ClaudeBrain(Brain):
         elif answer.choice == "cancelled":
             frame = deny_response(request_id, answer.message or "cancelled")
         else:
+            self._interrupted = answer.choice == "deny_stop" or self._interrupted
             frame = deny_response(
                 request_id,
                 answer.message or DEFAULT_DENY_MESSAGE,
@@ -383,6 +390,10 @@ class ClaudeBrain(Brain):
 
     def _turn_ended(self, event: TurnEnded) -> None:
         self._turns_in_flight = max(self._turns_in_flight - 1, 0)
+        if self._interrupted and event.stop_reason == "error_during_execution":
+            # Reported as ACP agents report a stop, so every backend's stop reads the same.
+            event = replace(event, stop_reason="cancelled", is_error=False, errors=())
+        self._interrupted = False
         self._last_errors = event.errors if event.is_error else ()
         # A result without any init means the CLI never took the turn up (e.g. a failed
         # resume), so the id it reports names no stored conversation.

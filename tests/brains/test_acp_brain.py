@@ -105,7 +105,10 @@ async def test_catalog_rows_are_brains() -> None:
 def test_check_profile_names_what_cannot_be_enforced() -> None:
     everything = {"has_mcp_servers": True, "has_disallowed_tools": True, "has_allowed_tools": True}
     assert check_profile("claude", **everything) == []
-    assert check_profile("gemini", **everything) == []
+    # gemini ignores session MCP servers in a folder it does not trust: refused, with why.
+    (problem,) = check_profile("gemini", **everything)
+    assert problem.startswith("Gemini CLI cannot use per-session MCP servers: ")
+    assert "trusts" in problem
     # pi asks, denies and takes MCP servers through Angelia's gate extension.
     assert check_profile("pi", **everything) == []
     # Grok Build starts the session's MCP servers and asks before acting.

@@ -198,7 +198,8 @@ async def test_deny_stop_ends_the_turn(
         "interrupt": True,
     }
     end = rec.of(TurnEnded)[0]
-    assert (end.stop_reason, end.is_error) == ("error_during_execution", True)
+    # The user's stop, so it reads as a cancelled turn and not as a failure.
+    assert (end.stop_reason, end.is_error) == ("cancelled", False)
     assert rec.of(AssistantText) == []
     assert brain.alive
 
@@ -271,7 +272,7 @@ async def test_interrupt_stops_the_turn_and_keeps_the_process(
     await rec.wait_for(TurnEnded)
 
     end = rec.of(TurnEnded)[0]
-    assert (end.stop_reason, end.is_error) == ("error_during_execution", True)
+    assert (end.stop_reason, end.is_error) == ("cancelled", False)
     assert len(rec.of(TextDelta)) < 30 and rec.of(AssistantText) == []
     assert {"subtype": "interrupt"} in claude_files.control_requests()
     await brain.send("again")

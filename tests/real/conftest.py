@@ -28,6 +28,7 @@ import pytest
 from tests.browser.conftest import browser, browsing  # noqa: F401
 from tests.fakes.fake_model_server import FakeModelServer, start_fake_model_server
 from tests.helpers import setup_executable
+from tests.real.steps import Agent
 
 # Pinned in .ci/setup too; keep both in step.
 CLAUDE_CODE_VERSION = "2.1.332"
@@ -257,3 +258,15 @@ def make_profile(client: httpx.AsyncClient, project_dir: Path) -> ProfileFactory
         return profile
 
     return make
+
+
+@pytest.fixture
+async def agent_session(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent
+) -> str:
+    """A fresh chat session of a profile running ``agent``; it starts on the first message."""
+    profile = await make_profile(agent.backend, agent.command, agent.env)
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    assert r.status_code == 201, r.text
+    session_id: str = r.json()["id"]
+    return session_id

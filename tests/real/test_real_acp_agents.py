@@ -23,9 +23,7 @@ import asyncio
 import base64
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -34,54 +32,28 @@ from app.main import create_app
 from app.services import store
 from app.settings import Settings
 from tests.conftest import LiveServer
-from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
-from tests.real.conftest import ProfileFactory
+from tests.real.steps import (
+    TIMEOUT,
+    Agent,
+    decide,
+    main_requests,
+    model_texts,
+    real_agent,
+    requests_with,
+    the_pending_request,
+)
 from tests.real.test_real_claude_images_rewind import png
 
 pytestmark = pytest.mark.real_cli
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-# First start of an agent (node start-up, session set-up) plus a turn, with room to spare.
-TIMEOUT = 45.0
-
-
-@dataclass(frozen=True)
-class Agent:
-    """One real ACP agent as a profile sees it."""
-
-    backend: str
-    command: list[str]
-    env: dict[str, str]
-
-    @property
-    def home(self) -> Path:
-        return Path(self.env["HOME"])
 
 
 @pytest.fixture(params=["gemini", "claude-acp", "grok"])
 def agent(request: pytest.FixtureRequest) -> Agent:
-    """Each agent in turn; a missing one skips (or, in CI, fails) only its own tests."""
-    if request.param == "grok":
-        grok: Path = request.getfixturevalue("grok_bin")
-        return Agent("grok", [str(grok)], request.getfixturevalue("grok_env"))
-    if request.param == "gemini":
-        gemini: Path = request.getfixturevalue("gemini_bin")
-        return Agent("gemini", [str(gemini), "--acp"], request.getfixturevalue("gemini_env"))
-    adapter: Path = request.getfixturevalue("claude_acp_bin")
-    return Agent("claude-acp", [str(adapter)], request.getfixturevalue("claude_acp_env"))
-
-
-@pytest.fixture
-async def agent_session(
-    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent
-) -> str:
-    """A fresh chat session of a profile running ``agent``; it starts on the first message."""
-    profile = await make_profile(agent.backend, agent.command, agent.env)
-    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
-    assert r.status_code == 201, r.text
-    session_id: str = r.json()["id"]
-    return session_id
+    return real_agent(request, request.param)
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -91,52 +63,6 @@ def backend_pid(server: LiveServer, session_id: str) -> int:
     pid = store.get_session(state.engine, session_id).backend_pid
     assert pid, "no backend_pid recorded for a live session"
     return int(pid)
-
-
-def model_texts(entry: dict[str, Any]) -> list[str]:
-    """Every text, tool call and tool result in a logged Anthropic or Gemini request."""
-    body = entry.get("body")
-    if not isinstance(body, dict) or "contents" not in body:
-        return request_texts(entry)
-    out: list[str] = []
-    for content in body["contents"]:
-        for part in content.get("parts") or []:
-            if "text" in part:
-                out.append(str(part["text"]))
-            for key in ("functionCall", "functionResponse"):
-                if key in part:
-                    out.append(json.dumps(part[key]))
-    return out
-
-
-def main_requests(fake_model: FakeModelServer) -> list[dict[str, Any]]:
-    """The model calls of the conversation itself: tools offered, no JSON-only side calls."""
-    out = []
-    for entry in fake_model.requests():
-        body = entry.get("body")
-        reply = entry.get("reply") or {}
-        offers_tools = isinstance(body, dict) and bool(body.get("tools"))
-        if entry["method"] == "POST" and offers_tools and reply.get("why") != "json_schema":
-            out.append(entry)
-    return out
-
-
-def requests_with(fake_model: FakeModelServer, text: str) -> list[dict[str, Any]]:
-    return [e for e in main_requests(fake_model) if any(text in t for t in model_texts(e))]
-
-
-async def the_pending_request(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
-    await wait_for_events(client, session_id, count("permission_request"), timeout=TIMEOUT)
-    r = await client.get("/api/permissions", params={"status": "pending", "session_id": session_id})
-    rows: list[dict[str, Any]] = r.json()
-    assert len(rows) == 1, rows
-    return rows[0]
-
-
-async def decide(client: httpx.AsyncClient, permission_id: str, decision: str) -> None:
-    r = await client.post(f"/api/permissions/{permission_id}/decision", json={"decision": decision})
-    assert r.status_code == 200, r.text
-    assert r.json()["decision"] == decision and r.json()["source"] == "user"
 
 
 def date_gemini_chat_back(home: Path, backend_session_id: str) -> None:
@@ -161,6 +87,7 @@ def resume_lines(agent: Agent, backend_session_id: str) -> list[str]:
 
 
 # -- tests --------------------------------------------------------------------------------------
+@pytest.mark.conformance("stream")
 async def test_text_turns_stream_in_one_process(
     server: LiveServer,
     client: httpx.AsyncClient,
@@ -218,6 +145,7 @@ async def test_text_turns_stream_in_one_process(
     assert "say hi" in earlier, model_texts(second[-1])
 
 
+@pytest.mark.conformance("tool_prompt")
 async def test_allow_once_runs_the_tool(
     client: httpx.AsyncClient,
     agent: Agent,
@@ -283,6 +211,7 @@ async def test_deny_is_reported_back(
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
 
 
+@pytest.mark.conformance("resume")
 async def test_restart_resumes_the_agent_session(
     settings: Settings,
     server: LiveServer,
@@ -333,6 +262,7 @@ async def test_restart_resumes_the_agent_session(
         assert "resume=none" in lines[0] and f"resume={backend_session_id}" in lines[1], lines
 
 
+@pytest.mark.conformance("model_switch")
 async def test_switch_model_through_the_agents_model_option(
     client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
 ) -> None:
@@ -362,6 +292,7 @@ async def test_switch_model_through_the_agents_model_option(
     assert asked and all(other in m for m in asked), asked
 
 
+@pytest.mark.conformance("images", result={"grok": "refused"})
 async def test_images_go_as_acp_image_blocks_and_rewind_is_refused(
     client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
 ) -> None:

@@ -50,6 +50,7 @@ def pid_gone(pid: int) -> bool:
     return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
 
 
+@pytest.mark.conformance("stream", backend="claude")
 async def test_text_turn_streams_into_sse(client: httpx.AsyncClient, claude_session: str) -> None:
     sid = claude_session
     reader = asyncio.create_task(
@@ -118,6 +119,7 @@ async def test_second_turn_reuses_the_process(
     assert main and "say hi" in request_texts(main[-1]), request_texts(main[-1])
 
 
+@pytest.mark.conformance("tool_prompt", backend="claude")
 async def test_permission_allow_once_runs_the_tool(
     client: httpx.AsyncClient, claude_session: str, project_dir: Path
 ) -> None:
@@ -167,6 +169,7 @@ async def test_permission_allow_once_runs_the_tool(
     assert r.json() == []
 
 
+@pytest.mark.conformance("resume", backend="claude")
 async def test_restart_resumes_the_cli_session_with_its_history(
     settings: Settings,
     server: LiveServer,

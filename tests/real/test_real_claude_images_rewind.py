@@ -45,6 +45,7 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
+@pytest.mark.conformance("images", backend="claude")
 async def test_an_image_reaches_the_model_and_is_served_back(
     client: httpx.AsyncClient, claude_session: str, fake_model: FakeModelServer
 ) -> None:

@@ -28,6 +28,7 @@ def models_asked_for(fake_model: FakeModelServer, text: str) -> list[str]:
     ]
 
 
+@pytest.mark.conformance("model_switch", backend="claude")
 async def test_switch_model_mid_session_and_keep_it_after_a_restart(
     server: LiveServer,
     client: httpx.AsyncClient,

@@ -59,6 +59,7 @@ def tool_results_sent_to_model(fake_model: FakeModelServer) -> list[dict[str, An
     ]
 
 
+@pytest.mark.conformance("allow_always", backend="claude")
 async def test_allow_always_stores_a_rule_that_answers_later_calls(
     client: httpx.AsyncClient,
     claude_profile: dict[str, Any],
@@ -173,6 +174,7 @@ async def test_a_mode_switch_is_recorded_once(
     assert modes == [("plan", "user")]
 
 
+@pytest.mark.conformance("interrupt", backend="claude")
 async def test_interrupt_cancels_a_pending_request(
     client: httpx.AsyncClient,
     claude_session: str,

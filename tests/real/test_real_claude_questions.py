@@ -161,6 +161,7 @@ async def plan_session(
     return await start_plan_session(client, make_profile, claude_bin, claude_env)
 
 
+@pytest.mark.conformance("plan_mode", backend="claude")
 async def test_approving_a_plan_shows_it_and_switches_to_accept_edits(
     client: httpx.AsyncClient, plan_session: str, fake_model: FakeModelServer, project_dir: Path
 ) -> None:

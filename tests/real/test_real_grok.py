@@ -1,7 +1,8 @@
 """Grok Build 0.2.111 (``grok agent stdio``) through Angelia, against the fake model server.
 
-The scenarios ``test_real_acp_agents.py`` runs for every ACP agent (streamed answer, allow
-once, deny, resume after a restart, model switch, images refused) cover grok too; these
+The scenarios ``test_real_acp_agents.py`` and ``test_real_scenarios.py`` run for every ACP
+agent (streamed answer, allow once, deny, resume after a restart, model switch, images
+refused, deny rules, interrupt) cover grok too; these
 are the ones where grok differs: a refused question ends its turn, it reads unasked, the
 app keeps deny rules and modes by answering its questions, it starts per-session MCP
 servers and reaches them through ``use_tool``, and it hands writes to the client, which
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,10 @@ import pytest
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
-from tests.real.test_real_acp_agents import decide, requests_with, the_pending_request
+from tests.real.steps import TIMEOUT, decide, requests_with, the_pending_request
 
 pytestmark = pytest.mark.real_cli
 
-TIMEOUT = 45.0
 FAKES = Path(__file__).parents[1] / "fakes"
 
 
@@ -74,33 +73,7 @@ async def test_a_refused_question_ends_the_turn_and_says_why(
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
 
 
-async def test_deny_rules_and_disallowed_tools_block_the_real_cli(
-    client: httpx.AsyncClient,
-    grok_session: NewSession,
-    project_dir: Path,
-) -> None:
-    (project_dir / "keep.txt").write_text("keep")
-    sid = await grok_session(disallowed_tools=["Bash(rm:*)"])
-    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
-    r = await client.post(
-        f"/api/profiles/{profile_id}/rules", json={"rule": "Bash(touch:*)", "decision": "deny"}
-    )
-    assert r.status_code == 201, r.text
-
-    for turn, (command, rule) in enumerate(
-        [("rm -f keep.txt", "Bash(rm:*)"), ("touch blocked.txt", "Bash(touch:*)")], start=1
-    ):
-        await send(client, sid, f"BASH: {command}")
-        events = await wait_for_events(client, sid, count("turn_end", turn), timeout=TIMEOUT)
-        decisions = of_kind(events, "permission_decision")
-        assert (decisions[-1]["decision"], decisions[-1]["source"]) == ("deny", "rule"), decisions
-        assert decisions[-1]["rule"] == rule, decisions
-    assert (project_dir / "keep.txt").read_text() == "keep"
-    assert not (project_dir / "blocked.txt").exists()
-    pending = await client.get("/api/permissions", params={"status": "pending"})
-    assert pending.json() == []
-
-
+@pytest.mark.conformance("plan_mode", backend="grok", result="refused")
 async def test_bypass_mode_mid_session_is_kept_by_the_app(
     client: httpx.AsyncClient,
     grok_session: NewSession,
@@ -123,32 +96,7 @@ async def test_bypass_mode_mid_session_is_kept_by_the_app(
     assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")]
 
 
-async def test_interrupt_stops_a_slow_reply(
-    client: httpx.AsyncClient,
-    grok_session: NewSession,
-    fake_model: FakeModelServer,
-) -> None:
-    sid = await grok_session()
-    fake_model.set_rules({"chunk_delay": 0.3, "default": " ".join(["slow"] * 100)})
-    await send(client, sid, "talk slowly")
-    await wait_for_events(client, sid, count("text_delta", 2), timeout=TIMEOUT)
-    asked = time.monotonic()
-    r = await client.post(f"/api/sessions/{sid}/interrupt")
-    assert r.status_code == 202, r.text
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    took = time.monotonic() - asked
-
-    end = of_kind(events, "turn_end")[0]
-    assert end["stop_reason"] == "cancelled", end
-    streamed = "".join(d["text"] for d in of_kind(events, "text_delta"))
-    assert 0 < streamed.count("slow") < 100, streamed
-    assert took < 5, took
-    fake_model.set_rules({"chunk_delay": 0.0})
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
-
-
+@pytest.mark.conformance("mcp", backend="grok")
 async def test_a_per_session_mcp_server_is_reached_through_use_tool(
     client: httpx.AsyncClient,
     grok_session: NewSession,
@@ -198,6 +146,7 @@ async def test_a_per_session_mcp_server_is_reached_through_use_tool(
     assert len([line for line in log.read_text().splitlines() if "tools/call" in line]) == 1
 
 
+@pytest.mark.conformance("allow_always", backend="grok")
 async def test_a_write_asks_allow_always_covers_the_next_and_outside_is_refused(
     client: httpx.AsyncClient,
     grok_session: NewSession,

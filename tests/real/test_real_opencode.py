@@ -33,13 +33,13 @@ from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, kinds, of_kind, read_sse, send, setup_executable, wait_for_events
 from tests.real.conftest import ProfileFactory
+from tests.real.steps import TIMEOUT, decide, permission_rows, the_pending_request
 
 pytestmark = pytest.mark.real_cli
 
 # Pinned; keep in step with OPENCODE_VERSION in .ci/setup.
 OPENCODE_VERSION = "1.18.33"
 # A first start (initialize 1.4-2.5 s, session/new about 1 s on 2 cores) plus a turn.
-TIMEOUT = 45.0
 OPTIONS = [("once", "Allow once", "allow_once"), ("always", "Always allow", "allow_always")]
 OPTIONS += [("reject", "Reject", "deny")]
 
@@ -137,29 +137,6 @@ async def opencode_session(client: httpx.AsyncClient, opencode_profile: dict[str
 
 
 # -- helpers ------------------------------------------------------------------------------------
-async def the_pending_request(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
-    n = len(await permission_rows(client, session_id)) + 1
-    await wait_for_events(client, session_id, count("permission_request", n), timeout=TIMEOUT)
-    r = await client.get("/api/permissions", params={"status": "pending", "session_id": session_id})
-    rows: list[dict[str, Any]] = r.json()
-    assert len(rows) == 1, rows
-    return rows[0]
-
-
-async def permission_rows(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
-    r = await client.get("/api/permissions", params={"session_id": session_id})
-    rows: list[dict[str, Any]] = r.json()
-    return rows
-
-
-async def decide(client: httpx.AsyncClient, permission_id: str, decision: str) -> dict[str, Any]:
-    r = await client.post(f"/api/permissions/{permission_id}/decision", json={"decision": decision})
-    assert r.status_code == 200, r.text
-    body: dict[str, Any] = r.json()
-    assert body["decision"] == decision and body["source"] == "user"
-    return body
-
-
 def turn_of(events: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     """The events of the ``n``-th turn (1-based), from its user message to its turn end."""
     starts = [i for i, e in enumerate(events) if e["kind"] == "user_message"]
@@ -179,6 +156,7 @@ def backend_pid(server: LiveServer, session_id: str) -> int:
 
 
 # -- tests --------------------------------------------------------------------------------------
+@pytest.mark.conformance("stream", backend="opencode")
 async def test_text_streams_and_a_second_turn_reuses_the_process(
     server: LiveServer,
     client: httpx.AsyncClient,
@@ -237,6 +215,7 @@ async def test_text_streams_and_a_second_turn_reuses_the_process(
     assert of_kind(events, "assistant_message")[-1]["text"] == SLOW
 
 
+@pytest.mark.conformance("tool_prompt", backend="opencode")
 async def test_allow_once_runs_the_shell_command(
     client: httpx.AsyncClient, opencode_session: str, project_dir: Path
 ) -> None:
@@ -288,6 +267,7 @@ async def test_deny_fails_the_tool_and_ends_the_turn(
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
 
 
+@pytest.mark.conformance("allow_always", backend="opencode")
 async def test_allow_always_answers_the_same_command_pattern_later(
     client: httpx.AsyncClient,
     opencode_profile: dict[str, Any],
@@ -314,6 +294,7 @@ async def test_allow_always_answers_the_same_command_pattern_later(
     assert len(await permission_rows(client, sid)) == 1
 
 
+@pytest.mark.conformance("deny_rule", backend="opencode")
 async def test_a_deny_rule_blocks_the_command_without_asking(
     client: httpx.AsyncClient,
     opencode_profile: dict[str, Any],
@@ -341,6 +322,7 @@ async def test_a_deny_rule_blocks_the_command_without_asking(
     assert len(result) == 1 and result[0]["is_error"] is True, result
 
 
+@pytest.mark.conformance("interrupt", backend="opencode")
 async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
     client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
 ) -> None:
@@ -365,6 +347,7 @@ async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
     assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
 
 
+@pytest.mark.conformance("resume", backend="opencode")
 @pytest.mark.parametrize("method", ["resume", "load"])
 async def test_restart_resumes_without_showing_the_history_again(
     method: str,

@@ -21,16 +21,9 @@ from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
 from tests.real import test_real_opencode as base
 from tests.real.conftest import ProfileFactory
+from tests.real.steps import TIMEOUT, decide, permission_rows, the_pending_request
 from tests.real.test_real_claude_images_rewind import png
-from tests.real.test_real_opencode import (
-    RULES,
-    TIMEOUT,
-    conversation_requests,
-    decide,
-    permission_rows,
-    the_pending_request,
-    turn_of,
-)
+from tests.real.test_real_opencode import RULES, conversation_requests, turn_of
 
 # The fixtures of the first module, used here under the same names.
 opencode_bin = base.opencode_bin
@@ -62,6 +55,7 @@ async def set_mode(client: httpx.AsyncClient, sid: str, mode: str) -> httpx.Resp
     return await client.post(f"/api/sessions/{sid}/mode", json={"mode": mode, "confirm": True})
 
 
+@pytest.mark.conformance("plan_mode", backend="opencode")
 async def test_plan_mode_offers_no_edit_tools_but_commands_still_ask(
     client: httpx.AsyncClient,
     make_profile: ProfileFactory,
@@ -162,6 +156,7 @@ async def test_bypass_allows_what_is_asked_but_a_deny_rule_still_wins(
     assert "waiting" not in [e["status"] for e in of_kind(events, "status")]
 
 
+@pytest.mark.conformance("mcp", backend="opencode")
 async def test_a_per_session_mcp_server_tool_asks_and_runs(
     client: httpx.AsyncClient,
     make_profile: ProfileFactory,
@@ -211,6 +206,7 @@ async def test_a_per_session_mcp_server_tool_asks_and_runs(
     assert len([c for c in calls if c.get("method") == "tools/call"]) == 1
 
 
+@pytest.mark.conformance("model_switch", backend="opencode")
 async def test_model_switch_reaches_the_model(
     client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
 ) -> None:
@@ -238,6 +234,7 @@ async def test_model_switch_reaches_the_model(
     assert models[0] == ("fake-model", False) and models[-1] == ("fake-model-2", True), models
 
 
+@pytest.mark.conformance("images", backend="opencode")
 async def test_an_image_reaches_the_model(
     client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
 ) -> None:

@@ -36,6 +36,7 @@ from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, kinds, of_kind, read_sse, send, setup_executable, wait_for_events
 from tests.real.conftest import ProfileFactory
+from tests.real.steps import TIMEOUT, decide, interrupt_a_slow_reply, the_pending_request
 from tests.real.test_real_claude_images_rewind import png
 
 pytestmark = pytest.mark.real_cli
@@ -45,7 +46,6 @@ PI_VERSION = "1.6.0"
 PI_ACP_VERSION = "0.0.34"
 NODE22_VERSION = "22.23.5"
 # A first start (node, pi-acp, pi and its extensions) plus a turn, with room to spare.
-TIMEOUT = 45.0
 FAKE_MCP_SERVER = Path(__file__).parents[1] / "fakes" / "stdio_mcp_server.py"
 # What the gate tells pi (and so the model) about a call it blocked.
 DENIED = "Not allowed: the user (or a rule of theirs) denied this tool call."
@@ -163,22 +163,6 @@ def requests_with(fake_model: FakeModelServer, text: str) -> list[dict[str, Any]
     return [e for e in chat_requests(fake_model) if any(text in t for t in request_texts(e))]
 
 
-async def the_pending_request(
-    client: httpx.AsyncClient, session_id: str, n: int = 1
-) -> dict[str, Any]:
-    await wait_for_events(client, session_id, count("permission_request", n), timeout=TIMEOUT)
-    r = await client.get("/api/permissions", params={"status": "pending", "session_id": session_id})
-    rows: list[dict[str, Any]] = r.json()
-    assert len(rows) == 1, rows
-    return rows[0]
-
-
-async def decide(client: httpx.AsyncClient, permission_id: str, decision: str) -> None:
-    r = await client.post(f"/api/permissions/{permission_id}/decision", json={"decision": decision})
-    assert r.status_code == 200, r.text
-    assert r.json()["decision"] == decision and r.json()["source"] == "user"
-
-
 def after(events: list[dict[str, Any]], kind: str, n: int) -> list[dict[str, Any]]:
     """The events from the ``n``-th (0-based) event of ``kind`` on."""
     at = [i for i, e in enumerate(events) if e["kind"] == kind][n]
@@ -188,6 +172,7 @@ def after(events: list[dict[str, Any]], kind: str, n: int) -> list[dict[str, Any
 # -- tests --------------------------------------------------------------------------------------
 
 
+@pytest.mark.conformance("stream", backend="pi")
 async def test_text_answer_streams(
     client: httpx.AsyncClient, pi_session: str, fake_model: FakeModelServer
 ) -> None:
@@ -230,6 +215,7 @@ async def test_text_answer_streams(
     print(f"pi turn latency through the app: first {first_turn:.2f} s, next {second_turn:.2f} s")
 
 
+@pytest.mark.conformance("resume", backend="pi")
 async def test_restart_loads_the_session_without_showing_it_twice(
     settings: Settings,
     server: LiveServer,
@@ -260,7 +246,7 @@ async def test_restart_loads_the_session_without_showing_it_twice(
             session = (await client2.get(f"/api/sessions/{sid}")).json()
             # The reloaded pi has the gate too: a command still asks, and "no" holds.
             await send(client2, sid, "BASH: touch after_restart.txt")
-            asked = await the_pending_request(client2, sid, 2)
+            asked = await the_pending_request(client2, sid)
             assert asked["input"]["command"] == "touch after_restart.txt", asked
             await decide(client2, asked["id"], "deny")
             await wait_for_events(client2, sid, count("turn_end", 3), timeout=TIMEOUT)
@@ -286,34 +272,15 @@ async def test_restart_loads_the_session_without_showing_it_twice(
     print(f"pi turn after a restart (start, session/load, turn): {took:.2f} s")
 
 
+@pytest.mark.conformance("interrupt", backend="pi")
 async def test_interrupt_stops_a_slow_reply(
     client: httpx.AsyncClient, pi_session: str, fake_model: FakeModelServer
 ) -> None:
-    sid = pi_session
-    fake_model.set_rules({"chunk_delay": 0.3, "default": " ".join(["slow"] * 100)})
-    await send(client, sid, "talk slowly")
-    await wait_for_events(client, sid, count("text_delta", 2), timeout=TIMEOUT)
-    asked = time.monotonic()
-    r = await client.post(f"/api/sessions/{sid}/interrupt")
-    assert r.status_code == 202, r.text
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    took = time.monotonic() - asked
-
-    end = of_kind(events, "turn_end")[0]
-    assert end["stop_reason"] == "cancelled", end
+    end = await interrupt_a_slow_reply(client, pi_session, fake_model)
     assert not end["errors"], end  # pi confirmed the cancel itself, in time
-    streamed = "".join(d["text"] for d in of_kind(events, "text_delta"))
-    assert 0 < streamed.count("slow") < 100, streamed
-    assert took < 5, took
-    # The process stays, and the next turn works.
-    fake_model.set_rules({"chunk_delay": 0.02})
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
-    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
-    print(f"pi cancel through the app: {took:.2f} s")
 
 
+@pytest.mark.conformance("model_switch", backend="pi")
 async def test_model_switch_goes_through_the_model_option(
     client: httpx.AsyncClient, pi_session: str, fake_model: FakeModelServer
 ) -> None:
@@ -348,6 +315,7 @@ async def test_model_switch_goes_through_the_model_option(
     assert second and all(e["body"]["model"] == "fake-model-2" for e in second), second
 
 
+@pytest.mark.conformance("images", backend="pi")
 async def test_an_image_reaches_the_model(
     client: httpx.AsyncClient, pi_session: str, fake_model: FakeModelServer
 ) -> None:
@@ -381,6 +349,7 @@ async def test_bash_output_shows_as_the_result(
     assert result["output"].split() == ["listed.txt", "shown-by-bash"], result
 
 
+@pytest.mark.conformance("mcp", backend="pi")
 async def test_a_profile_mcp_server_reaches_the_model_and_asks(
     client: httpx.AsyncClient,
     make_profile: ProfileFactory,

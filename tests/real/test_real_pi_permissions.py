@@ -20,24 +20,24 @@ import pytest
 
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real.steps import TIMEOUT, decide, the_pending_request
 from tests.real.test_real_pi import (  # noqa: F401 (fixtures)
     DENIED,
-    TIMEOUT,
     after,
     chat_requests,
-    decide,
     node22_bin,
     pi_acp_bin,
     pi_bin,
     pi_env,
     pi_profile,
     pi_session,
-    the_pending_request,
 )
 
 pytestmark = pytest.mark.real_cli
 
 
+@pytest.mark.conformance("allow_always", backend="pi", result="no")
+@pytest.mark.conformance("tool_prompt", backend="pi")
 async def test_allow_once_runs_the_tool_the_gate_asked_about(
     client: httpx.AsyncClient,
     pi_session: str,
@@ -104,6 +104,7 @@ async def test_deny_blocks_the_tool_and_the_turn_goes_on(
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
 
 
+@pytest.mark.conformance("deny_rule", backend="pi")
 async def test_a_deny_rule_blocks_the_real_cli_without_asking(
     client: httpx.AsyncClient,
     pi_profile: dict[str, Any],
@@ -217,3 +218,17 @@ async def test_interrupt_while_the_gate_waits_runs_nothing(
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
+
+
+@pytest.mark.conformance("plan_mode", backend="pi", result="refused")
+async def test_plan_mode_is_refused_for_a_profile_and_a_session(
+    client: httpx.AsyncClient, pi_profile: dict[str, Any], pi_session: str
+) -> None:
+    # pi has no plan mode and the gate cannot keep one: the app says so instead of
+    # running the agent with every tool.
+    r = await client.patch(f"/api/profiles/{pi_profile['id']}", json={"permission_mode": "plan"})
+    assert r.status_code == 422 and "plan" in r.text, r.text
+    await send(client, pi_session, "say hi")
+    await wait_for_events(client, pi_session, count("turn_end"), timeout=TIMEOUT)
+    r = await client.post(f"/api/sessions/{pi_session}/mode", json={"mode": "plan"})
+    assert r.status_code == 422 and "no 'plan' mode" in r.text, r.text

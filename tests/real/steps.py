@@ -1,0 +1,146 @@
+"""What a user does in every real-CLI test, through the public HTTP API, for any backend.
+
+Also the real agents themselves as profiles see them (``Agent``, ``real_agent``), so a
+scenario can run once per backend by parametrising one fixture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.helpers import count, of_kind, send, wait_for_events
+
+# First start of an agent (node start-up, session set-up) plus a turn, with room to spare.
+TIMEOUT = 45.0
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One real agent CLI as a profile sees it."""
+
+    backend: str
+    command: list[str]
+    env: dict[str, str]
+
+    @property
+    def home(self) -> Path:
+        return Path(self.env["HOME"])
+
+
+def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
+    """The installed CLI of ``backend`` with its offline environment (fixtures of conftest);
+    a missing one skips (or, in CI, fails) only the tests that ask for it."""
+    if backend == "claude":
+        claude: Path = request.getfixturevalue("claude_bin")
+        return Agent("claude", [str(claude)], request.getfixturevalue("claude_env"))
+    if backend == "grok":
+        grok: Path = request.getfixturevalue("grok_bin")
+        return Agent("grok", [str(grok)], request.getfixturevalue("grok_env"))
+    if backend == "gemini":
+        gemini: Path = request.getfixturevalue("gemini_bin")
+        return Agent("gemini", [str(gemini), "--acp"], request.getfixturevalue("gemini_env"))
+    if backend == "claude-acp":
+        adapter: Path = request.getfixturevalue("claude_acp_bin")
+        return Agent("claude-acp", [str(adapter)], request.getfixturevalue("claude_acp_env"))
+    raise ValueError(f"no real agent set up for {backend!r}")
+
+
+async def the_pending_request(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
+    """The one question waiting for an answer in the session (waits for it to arrive)."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        r = await client.get(
+            "/api/permissions", params={"status": "pending", "session_id": session_id}
+        )
+        rows: list[dict[str, Any]] = r.json()
+        if rows or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+async def permission_rows(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
+    """Every question of the session, answered or not."""
+    r = await client.get("/api/permissions", params={"session_id": session_id})
+    rows: list[dict[str, Any]] = r.json()
+    return rows
+
+
+async def decide(client: httpx.AsyncClient, permission_id: str, decision: str) -> dict[str, Any]:
+    r = await client.post(f"/api/permissions/{permission_id}/decision", json={"decision": decision})
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    assert body["decision"] == decision and body["source"] == "user", body
+    return body
+
+
+def model_texts(entry: dict[str, Any]) -> list[str]:
+    """Every text, tool call and tool result in a logged Anthropic, OpenAI or Gemini request."""
+    body = entry.get("body")
+    if not isinstance(body, dict) or "contents" not in body:
+        return request_texts(entry)
+    out: list[str] = []
+    for content in body["contents"]:
+        for part in content.get("parts") or []:
+            if "text" in part:
+                out.append(str(part["text"]))
+            for key in ("functionCall", "functionResponse"):
+                if key in part:
+                    out.append(json.dumps(part[key]))
+    return out
+
+
+def main_requests(fake_model: FakeModelServer) -> list[dict[str, Any]]:
+    """The model calls of the conversation itself: tools offered, no JSON-only side calls."""
+    out = []
+    for entry in fake_model.requests():
+        body = entry.get("body")
+        reply = entry.get("reply") or {}
+        offers_tools = isinstance(body, dict) and bool(body.get("tools"))
+        if entry["method"] == "POST" and offers_tools and reply.get("why") != "json_schema":
+            out.append(entry)
+    return out
+
+
+def requests_with(fake_model: FakeModelServer, text: str) -> list[dict[str, Any]]:
+    """The conversation's model calls in which ``text`` appears anywhere."""
+    return [e for e in main_requests(fake_model) if any(text in t for t in model_texts(e))]
+
+
+async def interrupt_a_slow_reply(
+    client: httpx.AsyncClient, session_id: str, fake_model: FakeModelServer
+) -> dict[str, Any]:
+    """Stop a reply streamed slowly, then check the process takes the next turn.
+
+    Returns the interrupted turn's ``turn_end`` (each backend names the stop its own way;
+    Angelia reports ``cancelled`` for all)."""
+    fake_model.set_rules({"chunk_delay": 0.3, "default": " ".join(["slow"] * 100)})
+    await send(client, session_id, "talk slowly")
+    await wait_for_events(client, session_id, count("text_delta", 2), timeout=TIMEOUT)
+    asked = time.monotonic()
+    r = await client.post(f"/api/sessions/{session_id}/interrupt")
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, session_id, count("turn_end"), timeout=TIMEOUT)
+    took = time.monotonic() - asked
+
+    end = of_kind(events, "turn_end")[0]
+    assert (end["stop_reason"], end["is_error"]) == ("cancelled", False), end
+    streamed = "".join(d["text"] for d in of_kind(events, "text_delta"))
+    assert 0 < streamed.count("slow") < 100, streamed
+    assert took < 5, took
+    fake_model.set_rules({"chunk_delay": 0.0})
+    await send(client, session_id, "say hi")
+    events = await wait_for_events(client, session_id, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "turn_end")[-1]["is_error"] is False
+    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
+    return end

@@ -1,0 +1,202 @@
+"""The scenarios every backend is held to, run once per real CLI against the fake model.
+
+Each test is one row of ``docs/backends.md``'s conformance table for several backends: a
+deny rule blocks the real CLI, an interrupt stops a slow reply and the next turn works,
+"allow always" spares the next question, a profile's MCP server is reached, plan mode
+keeps files untouched. OpenCode and pi have their own set-up and run the same scenarios in
+their own modules; where a backend differs, the test says how.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import FAKES
+from tests.fakes.fake_model_server import FakeModelServer
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real.conftest import ProfileFactory
+from tests.real.steps import (
+    TIMEOUT,
+    Agent,
+    decide,
+    interrupt_a_slow_reply,
+    permission_rows,
+    real_agent,
+    requests_with,
+    the_pending_request,
+)
+
+pytestmark = pytest.mark.real_cli
+
+
+@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok"])
+def agent(request: pytest.FixtureRequest) -> Agent:
+    return real_agent(request, request.param)
+
+
+async def new_session(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, **fields: Any
+) -> str:
+    profile = await make_profile(agent.backend, agent.command, agent.env, **fields)
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+@pytest.mark.conformance("deny_rule")
+async def test_deny_rules_and_disallowed_tools_block_the_real_cli(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
+) -> None:
+    (project_dir / "keep.txt").write_text("keep")
+    sid = await new_session(client, make_profile, agent, disallowed_tools=["Bash(rm:*)"])
+    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
+    r = await client.post(
+        f"/api/profiles/{profile_id}/rules", json={"rule": "Bash(touch:*)", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+
+    for turn, command in enumerate(["rm -f keep.txt", "touch blocked.txt"], start=1):
+        await send(client, sid, f"BASH: {command}")
+        events = await wait_for_events(client, sid, count("turn_end", turn), timeout=TIMEOUT)
+        # Nobody was asked: the rule answered, or (Claude Code's --disallowedTools) the CLI
+        # refused the call itself.
+        decisions = of_kind(events, "permission_decision")
+        assert all((d["decision"], d["source"]) == ("deny", "rule") for d in decisions), decisions
+    assert (project_dir / "keep.txt").read_text() == "keep"
+    assert not (project_dir / "blocked.txt").exists()
+    assert await permission_rows(client, sid) == [] or all(
+        row["source"] == "rule" for row in await permission_rows(client, sid)
+    )
+
+
+@pytest.mark.conformance("interrupt")
+async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+) -> None:
+    sid = await new_session(client, make_profile, agent)
+    await interrupt_a_slow_reply(client, sid, fake_model)
+
+
+def mark_server(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """The test MCP server (its log, its profile entry); it answers ``marked <text>``."""
+    log = tmp_path / "mcp.jsonl"
+    return log, {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
+
+
+def mcp_calls(log: Path) -> list[tuple[str, Any]]:
+    received = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    calls = [m["params"] for m in received if m.get("method") == "tools/call"]
+    return [(c["name"], c["arguments"]) for c in calls]
+
+
+# Claude Code loads MCP tools on demand (ToolSearch), so the fake calls it unoffered.
+USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": {"text": "apricot"}}
+
+
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
+@pytest.mark.conformance("allow_always")
+async def test_allow_always_spares_the_next_question(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    # claude-agent-acp offers "don't ask again" for MCP tools but not for shell commands.
+    if agent.backend == "claude-acp":
+        log, server = mark_server(tmp_path)
+        sid = await new_session(client, make_profile, agent, mcp_servers={"mark": server})
+        fake_model.set_rules({"chunk_delay": 0.0, "rules": [USE_MARK | {"force": True}]})
+        message = "use mark"
+    else:
+        sid = await new_session(client, make_profile, agent)
+        message = "BASH: touch a.txt"
+    await send(client, sid, message)
+    request = await the_pending_request(client, sid)
+    assert "allow_always" in [o["choice"] for o in request["options"]], request["options"]
+    await decide(client, request["id"], "allow_always")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    await send(client, sid, message)
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    second = events[[e["kind"] for e in events].index("turn_end") + 1 :]
+    assert of_kind(second, "tool_result"), second
+    assert len(await permission_rows(client, sid)) == 1
+    if agent.backend == "claude-acp":
+        assert mcp_calls(log) == [("mark", {"text": "apricot"})] * 2
+    else:
+        assert (project_dir / "a.txt").exists()
+
+
+@pytest.mark.parametrize("agent", ["claude", "claude-acp"], indirect=True)
+@pytest.mark.conformance("mcp")
+async def test_a_profile_mcp_server_is_reached(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+) -> None:
+    log, server = mark_server(tmp_path)
+    sid = await new_session(client, make_profile, agent, mcp_servers={"mark": server})
+    fake_model.set_rules({"chunk_delay": 0.0, "rules": [USE_MARK | {"force": True}]})
+    await send(client, sid, "use mark")
+    request = await the_pending_request(client, sid)
+    # Named as Claude Code names MCP tools, so one rule set serves every backend.
+    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
+    assert mcp_calls(log) == []
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert mcp_calls(log) == [("mark", {"text": "apricot"})]
+    results = of_kind(events, "tool_result")
+    assert any("marked apricot" in r["output"] for r in results), results
+    assert requests_with(fake_model, "marked apricot")
+
+
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
+@pytest.mark.conformance("plan_mode")
+async def test_plan_mode_keeps_the_files_untouched(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+    project_dir: Path,
+) -> None:
+    sid = await new_session(client, make_profile, agent)
+    await send(client, sid, "say hi")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "plan"})
+    assert r.status_code == 200, r.text
+    await send(client, sid, "BASH: touch planned.txt")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert not (project_dir / "planned.txt").exists()
+    # Refused by the agent's plan mode without asking anyone.
+    assert await permission_rows(client, sid) == []
+    second = events[[e["kind"] for e in events].index("turn_end") + 1 :]
+    assert of_kind(second, "mode_changed") or of_kind(events, "mode_changed"), kinds(events)
+
+
+@pytest.mark.conformance("mcp", backend="gemini", result="refused")
+async def test_gemini_refuses_a_profile_with_mcp_servers(
+    client: httpx.AsyncClient, project_dir: Path, tmp_path: Path
+) -> None:
+    _, server = mark_server(tmp_path)
+    body = {
+        "name": "gemini with mcp",
+        "backend": "gemini",
+        "cwd": str(project_dir),
+        "mcp_servers": {"mark": server},
+    }
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 422, r.text
+    assert "only in a folder it trusts" in r.text, r.text
