@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from app.brains import available_backends
+from app.brains import available_backends, conformance
 from app.brains.base import Brain
 
 VERSION_TIMEOUT_S = 3.0
@@ -49,6 +49,7 @@ class BackendDetector:
             "instructions_file": cls.instructions_file,
             "permission_modes": list(cls.permission_modes),
             "capabilities": sorted(str(c) for c in cls.capabilities),
+            "conformance": _conformance(cls.name),
             "facts": {
                 "resume": cls.facts.resume,
                 "permission_prompt": cls.facts.permission_prompt,
@@ -119,3 +120,17 @@ class BackendDetector:
         if proc.returncode != 0:
             return None, f"`--version` exited with {proc.returncode}", False
         return (text[0][:200] if text else ""), None, False
+
+
+def _conformance(backend: str) -> dict[str, Any]:
+    """The conformance table's row for ``backend`` (empty cells: never run in the suite)."""
+    row = conformance.table().get(backend)
+    cells = row.cells if row is not None else ()
+    return {
+        "tested_with": row.version if row is not None else None,
+        "summary": conformance.summary(backend),
+        "cells": [
+            {"feature": c.feature, "label": c.label, "result": c.result, "mark": c.mark}
+            for c in cells
+        ],
+    }

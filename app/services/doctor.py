@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from app import __version__
-from app.brains import available_backends
+from app.brains import available_backends, conformance
 from app.db.models import Profile
 from app.services.backends import BackendDetector
 from app.services.firstrun import split_backends, suggested_backend
@@ -82,6 +82,8 @@ class BackendCheck:
     version: str | None
     version_error: str | None
     install_hint: str
+    # What the conformance table says the backend does (``conformance.summary``).
+    features: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,8 @@ class Report:
                 problem=not s.fts5,
             ),
         ]
-        facts += [Fact(f"backend {b.name}", _binary(b)) for b in self.backends]
+        for b in self.backends:
+            facts += [Fact(f"backend {b.name}", _binary(b)), Fact("  features", b.features)]
         facts.append(Fact("default backend", f"{dflt.name} ({dflt.why})"))
         if dflt.problem is not None:
             facts.append(Fact("default can run", f"no: {dflt.problem}", problem=True))
@@ -299,7 +302,8 @@ async def diagnose(
 
 
 def _backend_check(info: dict[str, Any]) -> BackendCheck:
-    return BackendCheck(**{f: info[f] for f in BackendCheck.__dataclass_fields__})
+    fields = {f: info[f] for f in BackendCheck.__dataclass_fields__ if f != "features"}
+    return BackendCheck(**fields, features=info["conformance"]["summary"])
 
 
 async def _default_backend(
@@ -343,6 +347,7 @@ async def _default_backend(
         version=info.get("version"),
         version_error=info.get("version_error"),
         install_hint=cls.install_hint,
+        features=conformance.summary(cls.name),
     )
     problem: str | None = None
     if not executable:

@@ -224,6 +224,28 @@ async def test_the_text_is_one_aligned_fact_a_line(tmp_path: Path, bindir: Path)
     report = await check(tmp_path, bindir)
     lines = doctor.render_text(report).splitlines()
     assert len(lines) == len(report.facts())
-    column = {len(line) - len(line.split("  ", 1)[1].lstrip()) for line in lines}
+    column = {line.rindex(f.value) for line, f in zip(lines, report.facts(), strict=True)}
     assert len(column) == 1
     assert lines[-1].endswith(f"yes: {bindir / 'claude'} · 2.1.332")
+
+
+async def test_each_backend_says_what_the_conformance_table_shows(
+    tmp_path: Path, bindir: Path
+) -> None:
+    report = await check(tmp_path, bindir)
+    facts = report.facts()
+    after = {
+        facts[i].key: facts[i + 1]
+        for i in range(len(facts) - 1)
+        if facts[i].key.startswith("backend ")
+    }
+    assert after["backend grok"].key == "  features"
+    grok = after["backend grok"].value
+    assert (
+        grok.startswith("tested with grok-cli-bin ")
+        and "refused by the app: images, plan mode" in grok
+    )
+    assert "lacks allow always" in after["backend pi"].value
+    assert "not run in Angelia's test suite" in after["backend codex"].value
+    [pi] = [b for b in report.to_json()["backends"] if b["name"] == "pi"]
+    assert pi["features"] == after["backend pi"].value

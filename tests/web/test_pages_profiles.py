@@ -123,6 +123,17 @@ async def test_backends_page_lists_claude_with_its_install_hint(client: httpx.As
     assert "Refuse a single tool" in text_of(claude.select_one("ul.caps .has"))
     assert page.select_one("#backend-grok ul.caps .lacks") is not None
     assert page.select_one("#backend-agy") is None
+    # What the real CLI was shown to do, from the conformance table.
+    lacks = page.select_one("#backend-pi ul.conformance li[data-feature=allow_always]")
+    assert lacks is not None and "lacks" in (lacks.get("class") or [])
+    assert "the CLI lacks it" in text_of(lacks)
+    images = page.select_one("#backend-grok ul.conformance li[data-feature=images]")
+    assert images is not None and "refused by the app" in text_of(images)
+    claude_cells = claude.select("ul.conformance li.has")
+    assert len(claude_cells) == 10
+    codex = page.select_one("#backend-codex")
+    assert codex is not None and codex.select_one("ul.conformance") is None
+    assert "not run in Angelia's test suite" in text_of(codex)
     nav = page.select_one("nav a[href='/backends']")
     assert nav is not None and nav["aria-current"] == "page"
 

@@ -59,3 +59,20 @@ async def test_a_missing_agent_opens_the_facts_with_the_problem(
     can_run = machine_facts(page)["default can run"]
     assert "field-error-inline" in (can_run.get("class") or [])
     assert "Problem:" in can_run.get_text() and ClaudeBrain.install_hint in can_run.get_text()
+
+
+async def test_each_agent_says_which_features_it_was_shown_to_have(
+    client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake_cli(bindir, "grok", 'print("0.2.111")')
+    monkeypatch.setenv("PATH", str(bindir))
+    page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
+    option = page.select_one("input[name=backend][value=grok]")
+    assert option is not None and option.parent is not None
+    features = option.parent.select_one(".features")
+    assert features is not None
+    assert "refused by the app: images, plan mode" in features.get_text()
+    missing = [li.get_text(" ") for li in page.select(".install-list li")]
+    assert any("Gemini CLI" in t and "refused by the app: per-session MCP" in t for t in missing)
