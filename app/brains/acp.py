@@ -33,7 +33,7 @@ from app.brains.acp_client import (
     ProcessTransport,
     app_options,
 )
-from app.brains.acp_session import RESOURCE_NOT_FOUND, AcpSession, turn_ended
+from app.brains.acp_session import ASKING_MODE, RESOURCE_NOT_FOUND, AcpSession, turn_ended
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper
 from app.brains.base import (
     Brain,
@@ -47,6 +47,7 @@ from app.brains.events import (
     BrainError,
     BrainEvent,
     BrainExited,
+    ModeChanged,
     PermissionAsked,
     PermissionCancelled,
     TurnEnded,
@@ -60,7 +61,7 @@ log = logging.getLogger(__name__)
 __all__ = ["AcpBrain"]
 
 # The modes the app can keep for any agent that asks before acting, by answering itself.
-APP_KEPT_MODES = ("default", "bypassPermissions")
+APP_KEPT_MODES = ("default", "bypassPermissions", "dontAsk")
 
 
 class AcpBrain(Brain):
@@ -141,6 +142,8 @@ class AcpBrain(Brain):
         self._turn_done = asyncio.Event()
         self._turn_done.set()
         self._cancel_requested = False
+        # The session's mode as the app sees it (the agent may sit in its asking mode).
+        self._mode = config.permission_mode
         self._cancel_timer: asyncio.TimerHandle | None = None
         # Tool calls of this turn whose permission question was not allowed.
         self._refused: dict[str, None] = {}
@@ -273,13 +276,28 @@ class AcpBrain(Brain):
                 raise ValidationFailed(
                     "mode", f"{self.label} has no {mode!r} mode; its modes: {have}"
                 )
+            self._mode = mode
             return
-        target = self.mode_map.get(mode, mode)
+        target = ASKING_MODE if self._kept_by_app(mode) else self.mode_map.get(mode, mode)
         modes = self.available_modes
         if target not in modes:
             have = ", ".join(modes) if modes else "none"
             raise ValidationFailed("mode", f"{self.label} has no {mode!r} mode; its modes: {have}")
+        self._mode = mode
         await self._session.switch_mode(target)
+
+    def _kept_by_app(self, mode: str) -> bool:
+        """``mode`` is one the agent lacks and the app keeps by answering in its asking mode."""
+        modes = self.available_modes
+        native = self.mode_map.get(mode, mode) in modes
+        return mode in APP_KEPT_MODES and not native and ASKING_MODE in modes
+
+    def _emit(self, event: BrainEvent) -> None:
+        if isinstance(event, ModeChanged) and self._kept_by_app(self._mode):
+            # The agent moved to its asking mode for a mode the app keeps: the session's
+            # mode is still the app's.
+            return
+        super()._emit(event)
 
     async def set_model(self, model: str) -> None:
         await self._session.set_model(model)

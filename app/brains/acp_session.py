@@ -57,6 +57,9 @@ from app.errors import BrainStartError, ValidationFailed
 
 log = logging.getLogger(__name__)
 
+# The agent mode id that asks before acting, for a mode the app keeps itself.
+ASKING_MODE = "default"
+
 __all__ = ["AUTH_REQUIRED", "RESOURCE_NOT_FOUND", "AcpSession", "turn_ended"]
 
 AUTH_REQUIRED = -32000
@@ -288,8 +291,11 @@ class AcpSession:
         if wanted in modes and wanted != self.mapper.mode_id:
             await self.switch_mode(wanted)
         elif modes and wanted not in modes:
-            # The app still applies its mode to the questions the agent asks.
+            # The app keeps the mode by answering the agent's questions, so the agent must
+            # ask: claude-agent-acp starts in "auto", which would run everything unasked.
             log.info("%s has no mode %r (it has %s)", self.label, wanted, ", ".join(modes))
+            if ASKING_MODE in modes and self.mapper.mode_id != ASKING_MODE:
+                await self.switch_mode(ASKING_MODE)
 
     async def _apply_choice(self, category: str, value: str | None) -> None:
         """Select the profile's model (or effort) if the agent has such a config option."""
@@ -395,7 +401,7 @@ class AcpSession:
         try:
             return await asyncio.wait_for(request, self.control_timeout)
         except RequestError as exc:
-            raise BrainFailure(f"{self.label} refused {what}: {exc}") from None
+            raise BrainFailure(f"{self.label} refused {what}: {error_reason(exc)}") from None
         except TimeoutError:
             raise BrainFailure(f"{self.label} did not switch to {what} in time.") from None
         except ConnectionError:
@@ -419,11 +425,15 @@ class AcpSession:
         if exc.code == AUTH_REQUIRED:
             how = f" ({', '.join(self.auth_methods)})" if self.auth_methods else ""
             return f"{self.label} needs you to log in first{how}. {install_hint}"
-        reason = str(exc)
-        # Agents put the real cause in the error's data (gemini: "Internal error" plus
-        # {"details": "No previous sessions found for this project."}).
-        data = exc.data if isinstance(exc.data, dict) else {}
-        details = data.get("details") or data.get("message")
-        if isinstance(details, str) and details.strip() and details.strip() not in reason:
-            reason = f"{reason}: {details.strip()}"
-        return f"{self.label} could not {what}: {reason} ({exc.code})."
+        return f"{self.label} could not {what}: {error_reason(exc)} ({exc.code})."
+
+
+def error_reason(exc: RequestError) -> str:
+    """An agent's error answer as text, with the cause agents put in its data (gemini:
+    "Internal error" plus {"details": "No previous sessions found for this project."})."""
+    reason = str(exc)
+    data = exc.data if isinstance(exc.data, dict) else {}
+    details = data.get("details") or data.get("message")
+    if isinstance(details, str) and details.strip() and details.strip() not in reason:
+        reason = f"{reason}: {details.strip()}"
+    return reason

@@ -57,6 +57,12 @@ class Approvals:
         if mode == "bypassPermissions":
             self._spawn(self._auto(row.id, "allow_once", "mode", "", None))
             return row, True
+        if mode == "dontAsk":
+            # Claude Code's meaning, kept here for agents that have no such mode: what
+            # would have asked is refused, so only what a rule allows runs.
+            message = "Denied: in dontAsk mode only tools a rule allows run."
+            self._spawn(self._auto(row.id, "deny", "mode", message, None))
+            return row, True
         self._watch_timeout(row.id, profile)
         return row, False
 

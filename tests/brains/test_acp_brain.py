@@ -677,8 +677,13 @@ async def test_set_permission_mode_mid_session(
     await brain.set_permission_mode("acceptEdits")
     await rec.wait_for(lambda e: isinstance(e, ModeChanged) and e.mode == "acceptEdits")
     assert acp_files.requests("session/set_mode")[-1]["modeId"] == "acceptEdits"
-    with pytest.raises(ValidationFailed, match="auto, default, acceptEdits, plan"):
-        await brain.set_permission_mode("bypassPermissions")
+    # A mode the agent lacks but the app keeps: the agent asks in its default mode, and
+    # its report of that switch does not replace the session's mode.
+    await brain.set_permission_mode("bypassPermissions")
+    assert acp_files.requests("session/set_mode")[-1]["modeId"] == "default"
+    await brain.set_permission_mode("plan")
+    await rec.wait_for(lambda e: isinstance(e, ModeChanged) and e.mode == "plan")
+    assert [e.mode for e in rec.of(ModeChanged)] == ["default", "acceptEdits", "plan"]
 
 
 async def test_catalog_modes_are_translated(acp_files: FakeAcpFiles, start_acp: StartAcp) -> None:

@@ -66,7 +66,7 @@ def test_registered_with_its_facts() -> None:
     assert Capability.DENY_SINGLE_TOOL in GrokBrain.capabilities
     assert Capability.PER_SESSION_MCP in GrokBrain.capabilities
     # Only the modes the app keeps by answering grok's questions itself.
-    assert GrokBrain.permission_modes == ("default", "bypassPermissions")
+    assert GrokBrain.permission_modes == ("default", "bypassPermissions", "dontAsk")
     assert "Read" in GrokBrain.runs_unasked and "Bash" not in GrokBrain.runs_unasked
 
 
@@ -101,8 +101,9 @@ async def test_argv(
 async def test_only_the_modes_the_app_keeps_can_be_switched_to(start_grok: StartGrok) -> None:
     brain, _rec = await start_grok()
     await brain.set_permission_mode("bypassPermissions")
+    await brain.set_permission_mode("dontAsk")
     await brain.set_permission_mode("default")
-    for mode in ("plan", "acceptEdits", "dontAsk"):
+    for mode in ("plan", "acceptEdits"):
         with pytest.raises(ValidationFailed, match=f"no '{mode}' mode"):
             await brain.set_permission_mode(mode)
 

@@ -40,6 +40,13 @@ def agent(request: pytest.FixtureRequest) -> Agent:
     return real_agent(request, request.param)
 
 
+async def all_events(client: httpx.AsyncClient, sid: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = (await client.get(f"/api/sessions/{sid}/events")).json()[
+        "events"
+    ]
+    return events
+
+
 async def new_session(
     client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, **fields: Any
 ) -> str:
@@ -200,3 +207,31 @@ async def test_gemini_refuses_a_profile_with_mcp_servers(
     r = await client.post("/api/profiles", json=body)
     assert r.status_code == 422, r.text
     assert "only in a folder it trusts" in r.text, r.text
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini", "claude-acp", "grok"], indirect=True)
+async def test_dont_ask_runs_only_what_a_rule_allows(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
+) -> None:
+    # Claude Code keeps dontAsk itself; for agents without it the app refuses what asks.
+    (project_dir / "keep.txt").write_text("keep")
+    sid = await new_session(
+        client, make_profile, agent, permission_mode="dontAsk", allowed_tools=["Bash(touch:*)"]
+    )
+    for turn, command in enumerate(["touch made.txt", "rm -f keep.txt"], start=1):
+        await send(client, sid, f"BASH: {command}")
+        events = await wait_for_events(client, sid, count("turn_end", turn), timeout=TIMEOUT)
+    assert (project_dir / "made.txt").exists()
+    assert (project_dir / "keep.txt").read_text() == "keep"
+    rows = await permission_rows(client, sid)
+    assert all(row["source"] in ("rule", "mode") for row in rows), rows
+    assert [r["decision"] for r in rows if r["source"] == "mode"] in ([], ["deny"]), rows
+    assert of_kind(events, "turn_end")[-1]["is_error"] is False
+    # The session is still in dontAsk, whatever mode the agent itself was put in.
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "default"})
+    assert r.status_code == 200, r.text
+    modes = [
+        (e["mode"], e["source"]) for e in of_kind(await all_events(client, sid), "mode_changed")
+    ]
+    assert modes[-1] == ("default", "user"), modes
+    assert ("default", "agent") not in modes, modes
