@@ -26,6 +26,7 @@ from acp import RequestError
 from acp.schema import AllowedOutcome, PromptResponse, RequestPermissionResponse, ToolCallUpdate
 from acp.schema import PermissionOption as AcpPermissionOption
 
+from app.brains.acp_answers import turn_ended
 from app.brains.acp_client import (
     CANCELLED,
     AcpClient,
@@ -33,7 +34,7 @@ from app.brains.acp_client import (
     ProcessTransport,
     app_options,
 )
-from app.brains.acp_session import ASKING_MODE, RESOURCE_NOT_FOUND, AcpSession, turn_ended
+from app.brains.acp_session import ASKING_MODE, RESOURCE_NOT_FOUND, AcpSession
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper
 from app.brains.base import (
     Brain,

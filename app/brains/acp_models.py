@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp.client.connection import ClientSideConnection
+from acp.schema import SessionConfigOptionSelect, SessionConfigSelectGroup
 
 from app.brains.events import ModelsOffered
 
-__all__ = ["AgentModels", "agent_models"]
+__all__ = ["AgentModels", "agent_models", "option_models"]
 
 SET_MODEL = "session/set_model"
 
@@ -60,3 +61,14 @@ def agent_models(meta: Mapping[str, Any] | None) -> AgentModels | None:
     if not models:
         return None
     return AgentModels(models=tuple(models), current=str(state.get("currentModelId") or ""))
+
+
+def option_models(option: SessionConfigOptionSelect) -> ModelsOffered:
+    """The choices of an agent's ``model`` config option (groups flattened)."""
+    models = []
+    for item in option.options:
+        for choice in item.options if isinstance(item, SessionConfigSelectGroup) else [item]:
+            models.append(
+                {"id": choice.value, "label": choice.name, "description": choice.description or ""}
+            )
+    return ModelsOffered(models=tuple(models), current=option.current_value)

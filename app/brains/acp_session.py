@@ -3,7 +3,7 @@
 ``AcpSession`` knows the ACP requests (``initialize``, ``session/new`` / ``resume`` /
 ``load``, modes, config options, ``prompt``, ``cancel``) and where each
 ``session/update`` goes; it knows nothing of processes, turns or permissions, which
-stay with the brain; ``turn_ended`` reads a ``session/prompt`` answer for it.
+stay with the brain (``acp_answers`` reads a ``session/prompt`` answer for it).
 
 Updates are routed by session id. Until ``session/new`` has answered, the id is not
 known and updates are kept, not dropped (some agents announce their commands first).
@@ -35,22 +35,20 @@ from acp.schema import (
     FileSystemCapabilities,
     Implementation,
     PromptResponse,
-    SessionConfigSelectGroup,
     SessionModeState,
 )
 
 from app import __version__
+from app.brains.acp_answers import error_reason
 from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
-from app.brains.acp_models import AgentModels, agent_models
+from app.brains.acp_models import AgentModels, agent_models, option_models
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
 from app.brains.base import BrainConfig, ImageData
 from app.brains.events import (
     BackendSession,
     BrainError,
     BrainEvent,
-    JsonDict,
     ModelsOffered,
-    TurnEnded,
 )
 from app.errors import BrainError as BrainFailure
 from app.errors import BrainStartError, ValidationFailed
@@ -60,46 +58,11 @@ log = logging.getLogger(__name__)
 # The agent mode id that asks before acting, for a mode the app keeps itself.
 ASKING_MODE = "default"
 
-__all__ = ["AUTH_REQUIRED", "RESOURCE_NOT_FOUND", "AcpSession", "turn_ended"]
+__all__ = ["ASKING_MODE", "AUTH_REQUIRED", "RESOURCE_NOT_FOUND", "AcpSession"]
 
 AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
 T = TypeVar("T")
-
-_ERROR_STOPS = {
-    "refusal": "{label} refused this prompt; it and what follows will not be in its context.",
-    "max_tokens": "{label} stopped: it reached its token limit.",
-    "max_turn_requests": "{label} stopped: it reached its limit of model requests per turn.",
-}
-
-
-def turn_ended(
-    response: PromptResponse,
-    *,
-    label: str,
-    cancel_requested: bool,
-    cost_usd: float | None,
-    duration_ms: int,
-    result: str,
-) -> TurnEnded:
-    """The ``TurnEnded`` for a ``session/prompt`` answer; abnormal stops are flagged."""
-    reason = str(response.stop_reason)
-    if cancel_requested and reason == "end_turn":
-        # Some agents finish with end_turn after a cancel (claude-agent-acp PR #694).
-        reason = "cancelled"
-    note = _ERROR_STOPS.get(reason)
-    usage: JsonDict = {}
-    if response.usage is not None:
-        usage = response.usage.model_dump(exclude_none=True, exclude={"field_meta"})
-    return TurnEnded(
-        stop_reason=reason,
-        is_error=note is not None,
-        cost_usd=cost_usd,
-        duration_ms=duration_ms,
-        usage=usage,
-        result=result,
-        errors=(note.format(label=label),) if note else (),
-    )
 
 
 class AcpSession:
@@ -300,6 +263,16 @@ class AcpSession:
     async def _apply_choice(self, category: str, value: str | None) -> None:
         """Select the profile's model (or effort) if the agent has such a config option."""
         option = self.mapper.select_option(category)
+        if value and option is None and not (category == "model" and self.listed_models):
+            # Said once, at the start, so a profile setting is never dropped unseen.
+            what = "model" if category == "model" else "reasoning effort"
+            self._emit(
+                BrainError(
+                    message=f"{self.label} offers no {what} choice, so the profile's "
+                    f"{what} {value!r} is not used."
+                )
+            )
+            return
         if not value or option is None or option.current_value == value:
             return
         choices = select_values(option)
@@ -319,7 +292,14 @@ class AcpSession:
         listed = self.listed_models
         if not model or listed is None or self.mapper.select_option("model") is not None:
             return
-        if model in listed.ids() and model != listed.current:
+        if model not in listed.ids():
+            self._emit(
+                BrainError(
+                    message=f"{self.label} has no model {model!r}; it keeps "
+                    f"{listed.current!r}. It offers: {', '.join(listed.ids())}."
+                )
+            )
+        elif model != listed.current:
             await self._control(listed.switch(self.conn, self.sid(), model), f"model {model!r}")
 
     def models_offered(self) -> ModelsOffered | None:
@@ -327,17 +307,7 @@ class AcpSession:
         option = self.mapper.select_option("model")
         if option is None:
             return self.listed_models.offered() if self.listed_models is not None else None
-        models = []
-        for item in option.options:
-            for choice in item.options if isinstance(item, SessionConfigSelectGroup) else [item]:
-                models.append(
-                    {
-                        "id": choice.value,
-                        "label": choice.name,
-                        "description": choice.description or "",
-                    }
-                )
-        return ModelsOffered(models=tuple(models), current=option.current_value)
+        return option_models(option)
 
     async def set_model(self, model: str) -> None:
         """Select ``model`` through the agent's ``model`` config option.
@@ -426,14 +396,3 @@ class AcpSession:
             how = f" ({', '.join(self.auth_methods)})" if self.auth_methods else ""
             return f"{self.label} needs you to log in first{how}. {install_hint}"
         return f"{self.label} could not {what}: {error_reason(exc)} ({exc.code})."
-
-
-def error_reason(exc: RequestError) -> str:
-    """An agent's error answer as text, with the cause agents put in its data (gemini:
-    "Internal error" plus {"details": "No previous sessions found for this project."})."""
-    reason = str(exc)
-    data = exc.data if isinstance(exc.data, dict) else {}
-    details = data.get("details") or data.get("message")
-    if isinstance(details, str) and details.strip() and details.strip() not in reason:
-        reason = f"{reason}: {details.strip()}"
-    return reason

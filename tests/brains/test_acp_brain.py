@@ -724,6 +724,20 @@ async def test_profile_model_goes_through_config_options(
     assert "has no model 'huge'" in rec.of(BrainError)[0].message
 
 
+async def test_a_model_or_effort_the_agent_cannot_take_is_said_not_dropped(
+    acp_files: FakeAcpFiles, start_acp: StartAcp
+) -> None:
+    brain, rec = await start_acp(model="big", reasoning_effort="high")
+    messages = [e.message for e in rec.of(BrainError)]
+    agent = "ACP agent (your command)"
+    assert messages == [
+        f"{agent} offers no model choice, so the profile's model 'big' is not used.",
+        f"{agent} offers no reasoning effort choice, so the profile's reasoning effort "
+        "'high' is not used.",
+    ], messages
+    assert brain.alive
+
+
 # -- MCP servers -------------------------------------------------------------------------------
 async def test_mcp_servers_are_converted(acp_files: FakeAcpFiles, start_acp: StartAcp) -> None:
     acp_files.scenario(mcp_http=True)

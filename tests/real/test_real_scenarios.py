@@ -235,3 +235,22 @@ async def test_dont_ask_runs_only_what_a_rule_allows(
     ]
     assert modes[-1] == ("default", "user"), modes
     assert ("default", "agent") not in modes, modes
+
+
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "grok"], indirect=True)
+async def test_a_profile_model_or_effort_the_agent_lacks_is_said(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent
+) -> None:
+    sid = await new_session(
+        client, make_profile, agent, model="no-such-model", reasoning_effort="high"
+    )
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    errors = [e["message"] for e in of_kind(events, "error")]
+    if agent.backend == "gemini":
+        # No model or effort choice at all over ACP.
+        assert any("offers no model choice" in m and "no-such-model" in m for m in errors)
+        assert any("offers no reasoning effort choice" in m for m in errors), errors
+    else:
+        assert any("has no model 'no-such-model'" in m for m in errors), errors
+    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
