@@ -147,10 +147,12 @@ class OpenCodeBrain(AcpBrain):
     )
     limits = {Capability.FORK: "the ACP brain cannot fork a session"}
     # dontAsk has no OpenCode equivalent that the app could enforce.
-    permission_modes = ("default", "acceptEdits", "plan", "bypassPermissions")
-    # bypassPermissions first, so that "build" maps back to "default" (the last one wins).
+    permission_modes = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+    # The modes the app keeps (bypassPermissions, dontAsk) run as "build", which asks;
+    # "default" comes last so that "build" maps back to it (the last one wins).
     mode_map = {
         "bypassPermissions": "build",
+        "dontAsk": "build",
         "default": "build",
         "acceptEdits": ACCEPT_EDITS_AGENT,
         "plan": "plan",

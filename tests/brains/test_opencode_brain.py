@@ -56,9 +56,11 @@ async def test_a_broken_inline_config_is_refused_at_start(tmp_path: Any) -> None
 
 
 async def test_modes_it_cannot_keep_are_refused(tmp_path: Any) -> None:
-    assert "dontAsk" not in OpenCodeBrain.permission_modes
-    b = brain(tmp_path, permission_mode="dontAsk")
-    with pytest.raises(BrainStartError, match="no 'dontAsk' mode"):
+    # dontAsk is kept by the app (OpenCode runs in "build", which asks); Claude's "auto"
+    # has nothing to keep it with.
+    assert OpenCodeBrain.mode_map["dontAsk"] == "build"
+    b = brain(tmp_path, permission_mode="auto")
+    with pytest.raises(BrainStartError, match="no 'auto' mode"):
         await b.start()
     assert b.pid is None
     assert OpenCodeBrain.mode_map["acceptEdits"] == "accept-edits"

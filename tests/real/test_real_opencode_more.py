@@ -139,12 +139,6 @@ async def test_bypass_allows_what_is_asked_but_a_deny_rule_still_wins(
 
     await send(client, sid, "run touch")
     await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    # dontAsk has no OpenCode equivalent the app could keep: refused, not pretended.
-    r = await set_mode(client, sid, "dontAsk")
-    assert r.status_code == 422 and "dontAsk" in r.text, r.text
-    assert (await client.get(f"/api/sessions/{sid}")).json()["permission_mode"] == (
-        "bypassPermissions"
-    )
     await send(client, sid, "remove the victim")
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     assert (project_dir / "made_by_fake.txt").exists() and victim.read_text() == "keep me"
@@ -154,6 +148,17 @@ async def test_bypass_allows_what_is_asked_but_a_deny_rule_still_wins(
         ("deny", "rule"),
     ]
     assert "waiting" not in [e["status"] for e in of_kind(events, "status")]
+
+    # dontAsk, kept by the app: what would ask is refused without a card.
+    assert (await set_mode(client, sid, "dontAsk")).status_code == 200
+    (project_dir / "made_by_fake.txt").unlink()
+    await send(client, sid, "run touch")
+    events = await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
+    assert not (project_dir / "made_by_fake.txt").exists()
+    last = of_kind(events, "permission_decision")[-1]
+    assert (last["decision"], last["source"]) == ("deny", "mode"), last
+    session = (await client.get(f"/api/sessions/{sid}")).json()
+    assert session["permission_mode"] == "dontAsk"
 
 
 @pytest.mark.conformance("mcp", backend="opencode")
