@@ -108,6 +108,8 @@ class AcpBrain(Brain):
     # Whether the profile's model and effort go through config options (a brain that
     # passes them on the command line says no).
     config_from_profile: ClassVar[bool] = True
+    # The flag that puts the profile's model on the command line instead ("": none).
+    model_flag: ClassVar[str] = ""
 
     ready_timeout: float = 60.0
     control_timeout: float = 30.0
@@ -182,6 +184,8 @@ class AcpBrain(Brain):
                 f"{self.label} has no command to run: set the profile's command to the "
                 "agent's ACP launch command (for example: opencode acp)."
             )
+        if self.model_flag and self.config.model:
+            argv += [self.model_flag, self.config.model]
         return argv
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -206,6 +210,7 @@ class AcpBrain(Brain):
             resume_methods=self.resume_methods,
             mode=self.mode_map.get(self.config.permission_mode, self.config.permission_mode),
             apply_profile=self.config_from_profile,
+            model_on_argv=bool(self.model_flag),
         )
         try:
             await asyncio.wait_for(opening, self.ready_timeout)

@@ -148,6 +148,7 @@ class AcpSession:
         resume_methods: Sequence[str],
         mode: str,
         apply_profile: bool,
+        model_on_argv: bool = False,
     ) -> None:
         """``initialize``, then a new or reopened session in ``mode`` (an agent mode id).
 
@@ -191,8 +192,9 @@ class AcpSession:
             for session_id, update in early:
                 self.route(session_id, update)
         await self._apply_mode(mode)
-        if apply_profile:
+        if apply_profile and not model_on_argv:
             await self._apply_choice("model", config.model)
+        if apply_profile:
             await self._apply_choice("thought_level", config.reasoning_effort)
         await self._apply_listed_model(config.model)
         if (offered := self.models_offered()) is not None:

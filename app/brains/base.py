@@ -122,6 +122,9 @@ class Brain(ABC):
     known_models: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Whether any model id is taken (not only the ones offered), e.g. on the command line.
     accepts_any_model: ClassVar[bool] = False
+    # Why the backend can never take a profile's reasoning effort ("": it can, or says
+    # at the start of a session that it could not).
+    effort_limit: ClassVar[str] = ""
 
     def __init__(self, config: BrainConfig) -> None:
         self.config = config

@@ -18,6 +18,10 @@ Fields of a row (``[name]``):
   everything the ACP brain does.
 * ``limits`` (table of str): capability → why it is missing, for ``check_profile``.
 * ``quirks`` (str): what a user should know about the agent.
+* ``model_flag`` (str): the agent takes the profile's model on its command line with this
+  flag (for agents with no model choice over ACP).
+* ``effort_limit`` (str): why the agent can never take a reasoning effort; a profile
+  with one is then refused.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ _FIELDS = {
     "capabilities",
     "limits",
     "quirks",
+    "model_flag",
+    "effort_limit",
 }
 
 
@@ -66,6 +72,8 @@ class CatalogEntry:
     capabilities: frozenset[Capability] = AcpBrain.capabilities
     limits: Mapping[Capability, str] = field(default_factory=dict)
     quirks: str = ""
+    model_flag: str = ""
+    effort_limit: str = ""
 
     @classmethod
     def parse(cls, name: str, row: Mapping[str, Any]) -> CatalogEntry:
@@ -109,6 +117,8 @@ class CatalogEntry:
             capabilities=capabilities,
             limits=limits,
             quirks=text("quirks", ""),
+            model_flag=text("model_flag", ""),
+            effort_limit=text("effort_limit", ""),
         )
 
 
@@ -142,6 +152,8 @@ def brain_class(entry: CatalogEntry) -> type[AcpBrain]:
         "mode_map": dict(entry.modes),
         "limits": dict(entry.limits),
         "quirks": entry.quirks,
+        "model_flag": entry.model_flag,
+        "effort_limit": entry.effort_limit,
     }
     return cast(type[AcpBrain], type(f"{class_name}Brain", (AcpBrain,), attributes))
 

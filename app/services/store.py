@@ -28,6 +28,7 @@ def enforcement_problems(
     disallowed_tools: list[str],
     command: list[str] | None,
     permission_mode: str = "default",
+    reasoning_effort: str | None = None,
 ) -> dict[str, str]:
     """What a profile asks for that its backend cannot enforce, by field (empty: nothing)."""
     asked = {
@@ -54,6 +55,10 @@ def enforcement_problems(
             f"{brain_cls.label} has no {permission_mode!r} mode; its modes: "
             f"{', '.join(brain_cls.permission_modes)}"
         )
+    if reasoning_effort and brain_cls.effort_limit:
+        problems["reasoning_effort"] = (
+            f"{brain_cls.label} cannot take a reasoning effort: {brain_cls.effort_limit}"
+        )
     if not brain_cls.executable and not command:
         problems["command"] = f"{brain_cls.label} has no command of its own: enter the one to run"
     return problems
@@ -67,6 +72,7 @@ def check_enforceable(
     disallowed_tools: list[str],
     command: list[str] | None,
     permission_mode: str = "default",
+    reasoning_effort: str | None = None,
 ) -> None:
     """Refuse a profile that asks for something its backend cannot enforce."""
     problems = enforcement_problems(
@@ -76,6 +82,7 @@ def check_enforceable(
         disallowed_tools=disallowed_tools,
         command=command,
         permission_mode=permission_mode,
+        reasoning_effort=reasoning_effort,
     )
     for field, message in problems.items():
         raise ValidationFailed(field, message)
@@ -89,6 +96,7 @@ def create_profile(engine: Engine, *, data: ProfileCreate) -> Profile:
         disallowed_tools=data.disallowed_tools,
         command=data.command,
         permission_mode=data.permission_mode,
+        reasoning_effort=data.reasoning_effort,
     )
     with Session(engine) as db:
         profile = Profile(**data.model_dump())
@@ -125,6 +133,7 @@ def update_profile(engine: Engine, *, profile_id: str, data: ProfileUpdate) -> P
             disallowed_tools=profile.disallowed_tools,
             command=profile.command,
             permission_mode=profile.permission_mode,
+            reasoning_effort=profile.reasoning_effort,
         )
         profile.updated_at = utcnow()
         db.add(profile)

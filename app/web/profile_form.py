@@ -27,7 +27,6 @@ MASK = "••••"
 BYPASS = "bypassPermissions"
 BYPASS_WORD = "bypass"
 # Only grok's effort flag is offered in the form; other backends take the model's default.
-EFFORT_BACKENDS = frozenset({"grok"})
 EFFORT_NEED = "reasoning_effort"
 MODEL_SUGGESTIONS: dict[str, tuple[str, ...]] = {
     "claude": ("sonnet", "opus", "haiku"),
@@ -98,7 +97,7 @@ def backend_choices() -> list[dict[str, Any]]:
     rows = []
     for name, cls in available_backends().items():
         caps = sorted(str(c) for c in cls.capabilities)
-        if name in EFFORT_BACKENDS:
+        if not cls.effort_limit:
             caps.append(EFFORT_NEED)
         rows.append(
             {
@@ -360,14 +359,13 @@ def _backend_rules(
         errors["bypass_confirm"] = (
             f'Type "{BYPASS_WORD}" to confirm: in this mode every tool runs without asking.'
         )
-    if data.get("reasoning_effort") and backend not in EFFORT_BACKENDS:
-        errors.setdefault("reasoning_effort", f"{cls.label} takes no reasoning effort here")
     problems = enforcement_problems(
         backend,
         mcp_servers=data.get("mcp_servers") or {},
         allowed_tools=data.get("allowed_tools") or [],
         disallowed_tools=data.get("disallowed_tools") or [],
         command=data.get("command"),
+        reasoning_effort=data.get("reasoning_effort"),
     )
     for name, message in problems.items():
         errors.setdefault(name, message)

@@ -85,7 +85,8 @@ async def test_profile_form_shows_only_what_the_backend_can_enforce(browsing: Br
     effort = page.get_by_label(re.compile("^Reasoning effort"))
     await expect(backend).to_have_value("claude")
     await expect(mcp).to_be_visible()
-    await expect(effort).to_be_hidden()
+    # Claude Code takes --effort.
+    await expect(effort).to_be_visible()
     await expect(page.get_by_label(re.compile("^Model"))).to_have_attribute("list", "models-claude")
 
     await backend.select_option("grok")
@@ -93,6 +94,9 @@ async def test_profile_form_shows_only_what_the_backend_can_enforce(browsing: Br
     await expect(mcp).to_be_visible()
     await expect(mcp).to_be_enabled()
     await expect(effort).to_be_visible()
+    # gemini takes neither an effort nor per-session MCP servers.
+    await backend.select_option("gemini")
+    await expect(effort).to_be_hidden()
     await backend.select_option("claude")
     await expect(mcp).to_be_visible()
 

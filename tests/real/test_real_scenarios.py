@@ -237,20 +237,33 @@ async def test_dont_ask_runs_only_what_a_rule_allows(
     assert ("default", "agent") not in modes, modes
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "grok"], indirect=True)
-async def test_a_profile_model_or_effort_the_agent_lacks_is_said(
+@pytest.mark.parametrize("agent", ["claude-acp", "grok"], indirect=True)
+async def test_a_profile_model_the_agent_lacks_is_said(
     client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent
 ) -> None:
-    sid = await new_session(
-        client, make_profile, agent, model="no-such-model", reasoning_effort="high"
-    )
+    sid = await new_session(client, make_profile, agent, model="no-such-model")
     await send(client, sid, "say hi")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
     errors = [e["message"] for e in of_kind(events, "error")]
-    if agent.backend == "gemini":
-        # No model or effort choice at all over ACP.
-        assert any("offers no model choice" in m and "no-such-model" in m for m in errors)
-        assert any("offers no reasoning effort choice" in m for m in errors), errors
-    else:
-        assert any("has no model 'no-such-model'" in m for m in errors), errors
+    assert any("has no model 'no-such-model'" in m for m in errors), errors
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
+
+
+@pytest.mark.parametrize("agent", ["gemini"], indirect=True)
+async def test_gemini_takes_the_model_on_its_command_line_and_refuses_an_effort(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+    project_dir: Path,
+) -> None:
+    # gemini offers no model or effort choice over ACP; --model is its own flag.
+    sid = await new_session(client, make_profile, agent, model="gemini-2.5-flash")
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert of_kind(events, "error") == []
+    asked = [e["path"] for e in requests_with(fake_model, "say hi")]
+    assert asked and all("/models/gemini-2.5-flash:" in p for p in asked), asked
+    body = {"name": "g", "backend": "gemini", "cwd": str(project_dir), "reasoning_effort": "high"}
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 422 and "cannot take a reasoning effort" in r.text, r.text

@@ -207,7 +207,11 @@ def _cases(project_dir: Path) -> list[tuple[str, dict[str, str], str]]:
         ("env", {"env": SECRET}, "line 1 is not NAME=value"),
         ("env", {"env": "NEW=\u2022\u2022\u2022\u2022"}, "NEW has no stored value"),
         ("command", {"command": "claude 'unterminated"}, "cannot split it like a shell"),
-        ("reasoning_effort", {"reasoning_effort": "high"}, "takes no reasoning effort"),
+        (
+            "reasoning_effort",
+            {"backend": "gemini", "reasoning_effort": "high"},
+            "cannot take a reasoning effort",
+        ),
         ("reasoning_effort", {"backend": "grok", "reasoning_effort": "max"}, "Input should be"),
         ("idle_timeout_s", {"idle_timeout_s": "30"}, "greater than or equal to 60"),
         ("idle_timeout_s", {"idle_timeout_s": "soon"}, "whole number of seconds"),
