@@ -23,12 +23,14 @@ from app.settings import Settings
 from app.web import (
     api,
     api_history,
+    api_usage,
     docs,
     pages,
     pages_decisions,
     pages_history,
     pages_profiles,
     pages_review,
+    pages_usage,
 )
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
@@ -82,11 +84,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(docs.router)
     app.include_router(api_history.router)
+    app.include_router(api_usage.router)
     app.include_router(pages.router)
     app.include_router(pages_decisions.router)
     app.include_router(pages_review.router)
     app.include_router(pages_profiles.router)
     app.include_router(pages_history.router)
+    app.include_router(pages_usage.router)
     app.add_middleware(DurableWrites, events=events)
     app.add_middleware(SecurityMiddleware, settings=settings, token=token)
 

@@ -12,7 +12,8 @@ dir and times, from an HTTP client on 127.0.0.1:
 * the transcript page ``/sessions/{id}`` (opens at the tail) and the page above it
   (``/sessions/{id}/earlier``);
 * the API's first and next page of events, oldest and newest first;
-* ``/api/search`` for a common word, a rare word, a prefix, and within one session.
+* ``/api/search`` for a common word, a rare word, a prefix, and within one session;
+* ``/api/usage`` summed per day and per model over every turn, and the ``/usage`` page.
 
 Run inside ``.ci/in-netns`` for a loopback-only network.
 """
@@ -40,6 +41,7 @@ sys.path.insert(0, str(REPO))
 TOKEN = "bench-token-0123456789"
 TARGET_PAGE_MS = 300.0
 TARGET_SEARCH_MS = 100.0
+TARGET_USAGE_MS = 50.0
 WORDS = (  # noqa: SIM905 (a word list reads better as one string)
     "the a to of and in is that for it with as on this be are by file function test error "
     "value return import module class session event server client request response token "
@@ -113,6 +115,7 @@ def turn_events(rng: random.Random, turn: int) -> list[tuple[str, dict[str, Any]
                 "cost_usd": 0.01,
                 "duration_ms": 1234,
                 "usage": {"input_tokens": 100, "output_tokens": 20},
+                "model": rng.choice(("claude-sonnet", "claude-opus", "claude-haiku")),
                 "result": "",
                 "errors": [],
             },
@@ -266,6 +269,13 @@ def main() -> int:
                     "search: in one session": get(
                         f"/api/search?q=module&session_id={long_id}", lambda r: len(r.json()) > 0
                     ),
+                    "usage API: per day, all time": get(
+                        "/api/usage?group=day", lambda r: r.json()["total"]["turns"] > 0
+                    ),
+                    "usage API: per model, all time": get(
+                        "/api/usage?group=model", lambda r: len(r.json()["groups"]) == 3
+                    ),
+                    "usage page (30 days)": get("/usage", lambda r: "cost-chart" in r.text),
                 }
                 for name, fn in cases.items():
                     results[name] = timed(fn, args.repeat)
@@ -284,13 +294,14 @@ def main() -> int:
 
     page = max(v["p95_ms"] for k, v in results.items() if k.startswith("transcript"))
     search = max(v["p95_ms"] for k, v in results.items() if k.startswith("search"))
-    ok = page < TARGET_PAGE_MS and search < TARGET_SEARCH_MS
+    usage = max(v["p95_ms"] for k, v in results.items() if k.startswith("usage API"))
+    ok = page < TARGET_PAGE_MS and search < TARGET_SEARCH_MS and usage < TARGET_USAGE_MS
     if args.json:
         args.json.write_text(json.dumps({"fill_s": fill_s, "results": results}, indent=2))
     say(
         f"\nSUMMARY history: transcript pages p95 <= {page:.0f} ms (< {TARGET_PAGE_MS:.0f}), "
-        f"search over {args.total:,} events p95 <= {search:.0f} ms (< {TARGET_SEARCH_MS:.0f})"
-        f" -> {'MET' if ok else 'MISSED'}"
+        f"search over {args.total:,} events p95 <= {search:.0f} ms (< {TARGET_SEARCH_MS:.0f}), "
+        f"usage API p95 <= {usage:.0f} ms (< {TARGET_USAGE_MS:.0f}) -> {'MET' if ok else 'MISSED'}"
     )
     return 0
 

@@ -84,6 +84,7 @@ class Event(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_event_session_seq"),
         Index("ix_event_session_seq", "session_id", "seq"),
+        Index("ix_event_kind_created_at", "kind", "created_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

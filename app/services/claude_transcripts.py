@@ -149,6 +149,7 @@ class _Turn:
     stop_reason: str = "end_turn"
     is_error: bool = False
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    model: str = ""
 
 
 class EventBuilder:
@@ -203,7 +204,8 @@ class EventBuilder:
             usage=usage,
         ).payload()
         end["errors"] = list(end["errors"])
-        end.update(imported=True, uuid=turn.last_uuid)
+        # When and on which model the turn ran, for the usage page (not the import's time).
+        end.update(imported=True, uuid=turn.last_uuid, timestamp=turn.ended, model=turn.model)
         self.out.append(("turn_end", end))
         self.turns += 1
 
@@ -216,6 +218,8 @@ class EventBuilder:
         if entry.get("isApiErrorMessage"):
             turn.is_error = True
         elif entry.get("type") == "assistant":
+            if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
+                turn.model = message["model"]
             if isinstance(message.get("stop_reason"), str):
                 turn.stop_reason = message["stop_reason"]
             usage = message.get("usage")

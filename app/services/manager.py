@@ -25,8 +25,10 @@ from app.brains.events import (
     BrainEvent,
     BrainExited,
     ModeChanged,
+    ModelsOffered,
     PermissionAsked,
     PermissionCancelled,
+    SessionInfo,
     TitleChanged,
     TurnEnded,
 )
@@ -55,6 +57,8 @@ class LiveBrain:
     turn_active: bool = False
     last_total_cost: float | None = None
     stopping: bool = False
+    # The model the backend last said it runs, stored with each turn for the usage page.
+    model: str = ""
 
 
 class SessionManager:
@@ -306,6 +310,10 @@ class SessionManager:
                 del self._live[session_id]
 
     def _handle(self, session_id: str, live: LiveBrain, event: BrainEvent) -> None:
+        if isinstance(event, SessionInfo | ModelsOffered):
+            live.model = (event.model if isinstance(event, SessionInfo) else event.current) or (
+                live.model
+            )
         if isinstance(event, PermissionAsked):
             chat = store.get_session(self._engine, session_id)
             profile = store.get_profile(self._engine, chat.profile_id)
@@ -357,7 +365,8 @@ class SessionManager:
         turn_cost, live.last_total_cost = turn_share(
             event.cost_usd, live.last_total_cost, chat.cost_usd
         )
-        self.events.append(session_id, "turn_end", {**event.payload(), "cost_usd": turn_cost})
+        payload = {**event.payload(), "cost_usd": turn_cost, "model": live.model}
+        self.events.append(session_id, "turn_end", payload)
         live.turn_active = False
         store.update_session(self._engine, session_id, **session_totals(chat, event, turn_cost))
         # Claude Code ends its turn when a stopping server closes its stdin; the session

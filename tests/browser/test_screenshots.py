@@ -20,7 +20,10 @@ from typing import Any
 import httpx
 import pytest
 from playwright.async_api import Browser, expect
+from sqlalchemy import text
 
+from app.schemas import ProfileCreate
+from app.services import store
 from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS
 from tests.browser.demo import (
     AUTH_AFTER,
@@ -267,5 +270,61 @@ async def test_screenshots_of_questions_plans_subagents_queue_and_model(
         await expect(page.locator(".model-line")).to_have_text("Model switched to haiku")
         await page.get_by_label("Model", exact=True).focus()
         await page.screenshot(path=str(out / "model.png"))
+    finally:
+        await context.close()
+
+
+REDATE = text("UPDATE event SET created_at = :at WHERE session_id = :s AND seq = :q")
+
+
+def usage_history(server: LiveServer, cwd: Path) -> None:
+    """Two weeks of turns in three profiles, one of them on a backend with no cost."""
+    engine = server.app.state.angelia.engine
+    events = server.app.state.angelia.events
+    today = datetime.now().date()
+    plan = (
+        ("app", "claude", "claude-sonnet-5-5", (0.42, 0.0, 1.1, 0.65, 0.2, 0.0, 0.9)),
+        ("docs", "claude", "claude-haiku-5-5", (0.05, 0.12, 0.0, 0.08, 0.1, 0.04, 0.0)),
+        ("experiments", "gemini", "gemini-2.5-pro", (None, None, 0.0, None, None, 0.0, None)),
+    )
+    for name, backend, model, costs in plan:
+        data = ProfileCreate(name=name, backend=backend, cwd=str(cwd), model=model)
+        profile_id = store.create_profile(engine, data=data).id
+        sid = store.create_session(engine, profile_id=profile_id, title=f"{name} work").id
+        for week in (0, 7):
+            for day, cost in enumerate(costs):
+                if cost == 0.0:
+                    continue
+                n = 1 + day % 3
+                usage = {
+                    "input_tokens": 9000 * n,
+                    "output_tokens": 1500 * n,
+                    "cache_read_input_tokens": 40000 * n,
+                }
+                payload = {"stop_reason": "end_turn", "cost_usd": cost, "usage": usage}
+                seq = events.append(sid, "turn_end", payload | {"model": model}).seq
+                events.flush_sync()
+                at = today - timedelta(days=week + day)
+                with engine.begin() as conn:
+                    conn.execute(
+                        text(
+                            "UPDATE event SET created_at = :at WHERE session_id = :s AND seq = :q"
+                        ),
+                        {"at": f"{at.isoformat()} 15:00:00", "s": sid, "q": seq},
+                    )
+
+
+async def test_screenshot_of_the_usage_page(
+    browser: Browser, server: LiveServer, shots: tuple[Path, Path]
+) -> None:
+    out, cwd = shots
+    usage_history(server, cwd)
+    # Tall enough for both charts: the page scrolls inside its main column.
+    context = await browser.new_context(viewport={"width": 1200, "height": 1640})
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/usage?days=30&token={TOKEN}")
+        await expect(page.locator("#cost-chart rect.bar").first).to_be_visible()
+        await page.screenshot(path=str(out / "usage.png"))
     finally:
         await context.close()

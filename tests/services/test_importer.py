@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from app.errors import ValidationFailed
 from app.services import importer
 from app.services.claude_transcripts import main_thread
 from app.services.eventlog import EventLog
+from app.services.usage import usage
 from app.settings import Settings
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"
@@ -94,6 +96,10 @@ async def test_rebuilds_the_main_thread_with_tool_calls_and_results(
     assert end["duration_ms"] == 8000 and end["stop_reason"] == "end_turn"
     assert end["usage"]["input_tokens"] == 420 and end["usage"]["output_tokens"] == 75
     assert end["cost_usd"] is None
+    # When and on which model it ran, so the usage page dates it by the turn, not the import.
+    assert (end["model"], end["timestamp"]) == ("claude-opus-5-5", "2026-11-02T10:00:09.000Z")
+    days = [g.key for g in usage(db[0], group="day", offset_minutes=0).groups]
+    assert "2026-11-02" in days and date.today().isoformat() not in days, days
 
 
 async def test_every_event_is_marked_with_its_entry(

@@ -1,0 +1,157 @@
+"""What the agents cost and used, summed in SQL from the stored ``turn_end`` events.
+
+Every backend's turn result is stored as a ``turn_end`` event (``cost_usd``, the CLI's
+``usage`` and, since the model is known then, ``model``), imported sessions included, so
+the figures come from one place. Tokens are read under each CLI's own names (Claude Code
+``cache_read_input_tokens``, ACP ``cached_read_tokens``); a value that is not a sane
+count counts as 0. A group whose backends never reported a cost has ``cost_usd`` None:
+the page shows its tokens only, never a price made up from them.
+
+Days are the machine's local days (the app and its user share a clock on localhost). A
+turn is dated by its own time: an imported turn carries it (``timestamp``), a live one is
+stored when it ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+__all__ = ["GROUPS", "Usage", "UsageRow", "local_offset_minutes", "usage"]
+
+Group = Literal["day", "profile", "model", "backend"]
+GROUPS: tuple[Group, ...] = ("day", "profile", "model", "backend")
+
+
+def _count(path: str) -> str:
+    value = f"json_extract(e.payload, '{path}')"
+    return (
+        f"CASE WHEN typeof({value}) IN ('integer', 'real') AND {value} >= 0 "
+        f"AND {value} < 9007199254740992 THEN CAST({value} AS INTEGER) ELSE 0 END"
+    )
+
+
+_COST = "json_extract(e.payload, '$.cost_usd')"
+_SANE_COST = f"CASE WHEN typeof({_COST}) IN ('integer', 'real') AND {_COST} >= 0 THEN {_COST} END"
+_MODEL = (
+    "COALESCE(NULLIF(json_extract(e.payload, '$.model'), ''), NULLIF(s.model, ''), "
+    "NULLIF(p.model, ''), '')"
+)
+_WHEN = "datetime(COALESCE(json_extract(e.payload, '$.timestamp'), e.created_at))"
+_KEYS: dict[Group, tuple[str, str]] = {
+    # (key, label) expressions per grouping.
+    "day": (f"date({_WHEN}, :offset)", f"date({_WHEN}, :offset)"),
+    "profile": ("s.profile_id", "COALESCE(p.name, s.profile_id)"),
+    "model": (_MODEL, _MODEL),
+    "backend": ("s.backend", "s.backend"),
+}
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    key: str
+    label: str
+    cost_usd: float | None
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    turns: int
+    sessions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Usage:
+    group: Group
+    since: date | None
+    until: date | None
+    groups: list[UsageRow]
+    total: UsageRow
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+            "groups": [g.to_dict() for g in self.groups],
+            "total": self.total.to_dict(),
+        }
+
+
+def local_offset_minutes(now: datetime | None = None) -> int:
+    """The machine's UTC offset in minutes, which turns stored UTC times into its days."""
+    offset = (now or datetime.now()).astimezone().utcoffset() or timedelta()
+    return int(offset.total_seconds() // 60)
+
+
+def usage(
+    engine: Engine,
+    *,
+    group: Group = "day",
+    since: date | None = None,
+    until: date | None = None,
+    offset_minutes: int | None = None,
+    split: bool = False,
+) -> Usage:
+    """The sums per ``group`` from ``since`` to ``until`` (local days, both included).
+
+    ``split``: day groups are also split by profile (keys ``<day>|<profile id>``), for the
+    stacked cost chart."""
+    offset = local_offset_minutes() if offset_minutes is None else offset_minutes
+    key, label = _KEYS[group]
+    if split and group == "day":
+        key = f"{key} || '|' || s.profile_id"
+        label = f"{label} || '|' || COALESCE(p.name, s.profile_id)"
+    where = ["e.kind = 'turn_end'"]
+    # The (kind, created_at) index finds the turn results; the period is on their time.
+    params: dict[str, Any] = {"offset": f"{offset:+d} minutes"}
+    if since is not None:
+        where.append(f"{_WHEN} >= :since")
+        params["since"] = _utc_bound(since, offset)
+    if until is not None:
+        where.append(f"{_WHEN} < :until")
+        params["until"] = _utc_bound(until + timedelta(days=1), offset)
+    sums = (
+        f"SUM({_SANE_COST}) AS cost, SUM({_count('$.usage.input_tokens')}) AS input, "
+        f"SUM({_count('$.usage.output_tokens')}) AS output, "
+        f"SUM({_count('$.usage.cache_read_input_tokens')} "
+        f"+ {_count('$.usage.cached_read_tokens')}) AS cache_read, "
+        "COUNT(*) AS turns, COUNT(DISTINCT e.session_id) AS sessions"
+    )
+    source = (
+        "FROM event AS e JOIN chat_session AS s ON s.id = e.session_id "
+        "LEFT JOIN profile AS p ON p.id = s.profile_id WHERE " + " AND ".join(where)
+    )
+    grouped = text(
+        f"SELECT {key} AS k, MIN({label}) AS label, {sums} {source} GROUP BY k "
+        f"ORDER BY {'k' if group == 'day' else 'label, k'}"
+    )
+    total = text(f"SELECT '' AS k, 'total' AS label, {sums} {source}")
+    with engine.connect() as conn:
+        rows = [_row(r) for r in conn.execute(grouped, params)]
+        total_row = _row(conn.execute(total, params).one())
+    return Usage(group, since, until, rows, total_row)
+
+
+def _utc_bound(day: date, offset_minutes: int) -> str:
+    start = datetime(day.year, day.month, day.day) - timedelta(minutes=offset_minutes)
+    return start.isoformat(sep=" ")
+
+
+def _row(r: Any) -> UsageRow:
+    return UsageRow(
+        key=str(r.k or ""),
+        label=str(r.label or ""),
+        cost_usd=None if r.cost is None else round(float(r.cost), 6),
+        input_tokens=int(r.input or 0),
+        output_tokens=int(r.output or 0),
+        cache_read_tokens=int(r.cache_read or 0),
+        turns=int(r.turns or 0),
+        sessions=int(r.sessions or 0),
+    )
