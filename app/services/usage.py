@@ -27,16 +27,22 @@ Group = Literal["day", "profile", "model", "backend"]
 GROUPS: tuple[Group, ...] = ("day", "profile", "model", "backend")
 
 
-def _count(path: str) -> str:
-    value = f"json_extract(e.payload, '{path}')"
+def _count(column: str) -> str:
     return (
-        f"CASE WHEN typeof({value}) IN ('integer', 'real') AND {value} >= 0 "
-        f"AND {value} < 9007199254740992 THEN CAST({value} AS INTEGER) ELSE 0 END"
+        f"CASE WHEN typeof({column}) IN ('integer', 'real') AND {column} >= 0 "
+        f"AND {column} < 9007199254740992 THEN CAST({column} AS INTEGER) ELSE 0 END"
     )
 
 
-_COST = "json_extract(e.payload, '$.cost_usd')"
-_SANE_COST = f"CASE WHEN typeof({_COST}) IN ('integer', 'real') AND {_COST} >= 0 THEN {_COST} END"
+_SANE_COST = "CASE WHEN typeof(c) IN ('integer', 'real') AND c >= 0 THEN c END"
+# Each turn's figures read out of its JSON once, then summed.
+_FIGURES = {
+    "c": "$.cost_usd",
+    "i": "$.usage.input_tokens",
+    "o": "$.usage.output_tokens",
+    "r1": "$.usage.cache_read_input_tokens",
+    "r2": "$.usage.cached_read_tokens",
+}
 _MODEL = (
     "COALESCE(NULLIF(json_extract(e.payload, '$.model'), ''), NULLIF(s.model, ''), "
     "NULLIF(p.model, ''), '')"
@@ -117,26 +123,39 @@ def usage(
     if until is not None:
         where.append(f"{_WHEN} < :until")
         params["until"] = _utc_bound(until + timedelta(days=1), offset)
-    sums = (
-        f"SUM({_SANE_COST}) AS cost, SUM({_count('$.usage.input_tokens')}) AS input, "
-        f"SUM({_count('$.usage.output_tokens')}) AS output, "
-        f"SUM({_count('$.usage.cache_read_input_tokens')} "
-        f"+ {_count('$.usage.cached_read_tokens')}) AS cache_read, "
-        "COUNT(*) AS turns, COUNT(DISTINCT e.session_id) AS sessions"
-    )
     source = (
         "FROM event AS e JOIN chat_session AS s ON s.id = e.session_id "
         "LEFT JOIN profile AS p ON p.id = s.profile_id WHERE " + " AND ".join(where)
     )
+    figures = ", ".join(f"json_extract(e.payload, '{path}') AS {n}" for n, path in _FIGURES.items())
     grouped = text(
-        f"SELECT {key} AS k, MIN({label}) AS label, {sums} {source} GROUP BY k "
+        f"WITH t AS (SELECT e.session_id AS sid, {key} AS k, {label} AS label, {figures} "
+        f"{source}) SELECT k, MIN(label) AS label, SUM({_SANE_COST}) AS cost, "
+        f"SUM({_count('i')}) AS input, SUM({_count('o')}) AS output, "
+        f"SUM({_count('r1')} + {_count('r2')}) AS cache_read, COUNT(*) AS turns, "
+        f"COUNT(DISTINCT sid) AS sessions FROM t GROUP BY k "
         f"ORDER BY {'k' if group == 'day' else 'label, k'}"
     )
-    total = text(f"SELECT '' AS k, 'total' AS label, {sums} {source}")
+    sessions = text(f"SELECT COUNT(DISTINCT e.session_id) {source}")
     with engine.connect() as conn:
         rows = [_row(r) for r in conn.execute(grouped, params)]
-        total_row = _row(conn.execute(total, params).one())
+        total_row = _total(rows, int(conn.execute(sessions, params).scalar_one()))
     return Usage(group, since, until, rows, total_row)
+
+
+def _total(rows: list[UsageRow], sessions: int) -> UsageRow:
+    """The groups added up (a session in several groups counts once: ``sessions``)."""
+    costs = [r.cost_usd for r in rows if r.cost_usd is not None]
+    return UsageRow(
+        key="",
+        label="total",
+        cost_usd=round(sum(costs), 6) if costs else None,
+        input_tokens=sum(r.input_tokens for r in rows),
+        output_tokens=sum(r.output_tokens for r in rows),
+        cache_read_tokens=sum(r.cache_read_tokens for r in rows),
+        turns=sum(r.turns for r in rows),
+        sessions=sessions,
+    )
 
 
 def _utc_bound(day: date, offset_minutes: int) -> str:
