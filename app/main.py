@@ -26,6 +26,7 @@ from app.web import (
     api_usage,
     docs,
     pages,
+    pages_changes,
     pages_decisions,
     pages_history,
     pages_profiles,
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_history.router)
     app.include_router(api_usage.router)
     app.include_router(pages.router)
+    app.include_router(pages_changes.router)
     app.include_router(pages_decisions.router)
     app.include_router(pages_review.router)
     app.include_router(pages_profiles.router)

@@ -3,6 +3,7 @@ own transcripts."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -13,7 +14,7 @@ from starlette.datastructures import UploadFile
 
 from app.errors import ValidationFailed
 from app.schemas import SessionPublic
-from app.services import exporter, importer, store
+from app.services import changes, exporter, importer, store
 from app.services.importer import ClaudeImportReport
 from app.web.deps import StateDep
 
@@ -119,3 +120,34 @@ def _parse_json(raw: bytes) -> Any:
         return json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
+
+
+class FileChangePublic(BaseModel):
+    path: str
+    status: Literal["created", "edited", "deleted"]
+    # The combined diff from before the session's first change to now ("" when it
+    # cannot be told apart from other changes; then step_diffs has each edit).
+    diff: str
+    additions: int
+    deletions: int
+    changed_outside: bool
+    steps: int
+    step_diffs: list[str]
+
+
+class SessionChangesPublic(BaseModel):
+    session_id: str
+    cwd: str
+    files: list[FileChangePublic]
+
+
+@router.get("/sessions/{session_id}/changes", tags=["history"], response_model=SessionChangesPublic)
+async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
+    """Every file the session's tools created, edited or deleted, with one diff per file.
+
+    A file something else changed since is marked ``changed_outside`` and shows the
+    session's own edits one by one. Changes made by shell commands are not seen."""
+    chat = store.get_session(state.engine, session_id)
+    cwd = store.get_profile(state.engine, chat.profile_id).cwd
+    files = await asyncio.to_thread(changes.changes_of, state.events, session_id, cwd)
+    return {"session_id": session_id, "cwd": cwd, "files": [f.to_dict() for f in files]}

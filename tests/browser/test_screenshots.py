@@ -328,3 +328,42 @@ async def test_screenshot_of_the_usage_page(
         await page.screenshot(path=str(out / "usage.png"))
     finally:
         await context.close()
+
+
+async def test_screenshot_of_the_changes_tab(
+    browser: Browser, server: LiveServer, client: httpx.AsyncClient, shots: tuple[Path, Path]
+) -> None:
+    out, cwd = shots
+    profile_id = await make_profile(client, cwd, name="app")
+    sid = await make_session(client, profile_id, "Read the token lifetime from settings")
+    (cwd / "src").mkdir(exist_ok=True)
+    before = "from datetime import datetime, timedelta\n\n\ndef expiry():\n"
+    before += "    return datetime.now() + timedelta(minutes=30)\n"
+    after = before.replace("datetime.now() + timedelta(minutes=30)", "clock.now() + TOKEN_TTL")
+    after = after.replace(
+        "timedelta\n\n", "timedelta\n\nfrom app.settings import TOKEN_TTL, clock\n\n"
+    )
+    (cwd / "src" / "auth.py").write_text(after)
+    test = "from src.auth import expiry\n\n\ndef test_expiry_uses_the_setting():\n"
+    test += "    assert expiry() > clock.now()\n"
+    (cwd / "tests").mkdir(exist_ok=True)
+    (cwd / "tests" / "test_auth.py").write_text(test)
+    steps = [
+        ("t1", "Edit", {"file_path": "src/auth.py", "old_string": before, "new_string": after}),
+        ("t2", "Write", {"file_path": "tests/test_auth.py", "content": test}),
+    ]
+    events = server.app.state.angelia.events
+    for call_id, tool, data in steps:
+        call = {"tool_call_id": call_id, "tool": tool, "title": tool, "input": data}
+        events.append(sid, "tool_call", call)
+        output = "File created successfully" if tool == "Write" else "ok"
+        events.append(sid, "tool_result", {"tool_call_id": call_id, "output": output})
+    events.flush_sync()
+    context = await browser.new_context(viewport=SIZE, color_scheme="light")
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{sid}/changes?token={TOKEN}")
+        await expect(page.locator("#changes-files li")).to_have_count(2)
+        await page.screenshot(path=str(out / "changes.png"))
+    finally:
+        await context.close()

@@ -111,6 +111,12 @@ async def test_more_than_ten_images_are_refused(
 
 @pytest.fixture
 def fake_rules(project_dir: Path) -> dict[str, Any]:
+    return write_and_edit_rules(project_dir)
+
+
+def write_and_edit_rules(project_dir: Path) -> dict[str, Any]:
+    """ "write new" writes new.txt; "edit existing" reads existing.txt, then edits its
+    "original line" to "changed line"."""
     existing = project_dir / "existing.txt"
     return {
         "rules": [
