@@ -21,6 +21,7 @@ Run inside ``.ci/in-netns`` for a loopback-only network.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -31,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,40 @@ def free_port() -> int:
         return port
 
 
+@contextlib.contextmanager
+def serving(data_dir: Path, log_path: Path) -> Iterator[str]:
+    """``angelia serve`` on ``data_dir`` until the block ends; yields its base URL."""
+    import httpx
+
+    port = free_port()
+    env = {**os.environ, "ANGELIA_TOKEN": TOKEN}
+    env.pop("ANGELIA_DATA_DIR", None)
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
+            + ["--data-dir", str(data_dir), "--no-browser"],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=log,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    if httpx.get(f"{base}/api/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            yield base
+        finally:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
 def timed(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
     fn()  # warm caches (SQLite pages, Jinja templates, statement cache)
     samples = []
@@ -202,95 +237,67 @@ def main() -> int:
         long_id, fill_s = fill(data_dir, args.events, args.total, args.seed)
         say(f"filled {args.total:,} events ({args.events:,} in one session) in {fill_s:.1f} s")
         say(f"database {sum(f.stat().st_size for f in data_dir.iterdir()) / 2**20:.1f} MiB")
-        port = free_port()
-        env = {**os.environ, "ANGELIA_TOKEN": TOKEN}
-        env.pop("ANGELIA_DATA_DIR", None)
-        log = open(Path(tmp) / "server.log", "wb")  # noqa: SIM115
-        server = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
-            + ["--data-dir", str(data_dir), "--no-browser"],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=log,
-        )
         results: dict[str, dict[str, float]] = {}
-        try:
-            base = f"http://127.0.0.1:{port}"
-            with httpx.Client(
+        with (
+            serving(data_dir, Path(tmp) / "server.log") as base,
+            httpx.Client(
                 base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
-            ) as c:
-                for _ in range(300):
-                    try:
-                        if c.get("/api/health").status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        time.sleep(0.1)
+            ) as c,
+        ):
 
-                def get(url: str, check: Callable[[httpx.Response], bool] | None = None) -> Any:
-                    def run() -> httpx.Response:
-                        r = c.get(url)
-                        r.raise_for_status()
-                        assert check is None or check(r), (url, r.text[:200])
-                        return r
+            def get(url: str, check: Callable[[httpx.Response], bool] | None = None) -> Any:
+                def run() -> httpx.Response:
+                    r = c.get(url)
+                    r.raise_for_status()
+                    assert check is None or check(r), (url, r.text[:200])
+                    return r
 
-                    return run
+                return run
 
-                tail = c.get(f"/api/sessions/{long_id}/events?limit=300&tail=true").json()
-                first_seq = tail["events"][0]["seq"]
-                cases: dict[str, Callable[[], Any]] = {
-                    "transcript page (tail 300)": get(
-                        f"/sessions/{long_id}", lambda r: 'id="transcript"' in r.text
-                    ),
-                    "transcript: the page above": get(
-                        f"/sessions/{long_id}/earlier?before={first_seq}",
-                        lambda r: "data-seq" in r.text,
-                    ),
-                    "API events: first page (oldest 300)": get(
-                        f"/api/sessions/{long_id}/events?limit=300",
-                        lambda r: len(r.json()["events"]) == 300,
-                    ),
-                    "API events: next page": get(
-                        f"/api/sessions/{long_id}/events?after=300&limit=300",
-                        lambda r: r.json()["events"][0]["seq"] == 301,
-                    ),
-                    "API events: newest 300": get(
-                        f"/api/sessions/{long_id}/events?limit=300&tail=true",
-                        lambda r: len(r.json()["events"]) == 300,
-                    ),
-                    "search: common word": get(
-                        "/api/search?q=session", lambda r: len(r.json()) == 50
-                    ),
-                    "search: rare word": get(f"/api/search?q={RARE}", lambda r: len(r.json()) > 0),
-                    "search: prefix": get("/api/search?q=respo", lambda r: len(r.json()) > 0),
-                    "search: two words": get(
-                        "/api/search?q=parse+token", lambda r: len(r.json()) > 0
-                    ),
-                    "search: in one session": get(
-                        f"/api/search?q=module&session_id={long_id}", lambda r: len(r.json()) > 0
-                    ),
-                    "usage API: per day, all time": get(
-                        "/api/usage?group=day", lambda r: r.json()["total"]["turns"] > 0
-                    ),
-                    "usage API: per model, all time": get(
-                        "/api/usage?group=model", lambda r: len(r.json()["groups"]) == 3
-                    ),
-                    "usage page (30 days)": get("/usage", lambda r: "cost-chart" in r.text),
-                }
-                for name, fn in cases.items():
-                    results[name] = timed(fn, args.repeat)
-                    r = results[name]
-                    say(
-                        f"{name:<38} median {r['median_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
-                        f"  max {r['max_ms']:7.1f} ms"
-                    )
-        finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-            log.close()
+            tail = c.get(f"/api/sessions/{long_id}/events?limit=300&tail=true").json()
+            first_seq = tail["events"][0]["seq"]
+            cases: dict[str, Callable[[], Any]] = {
+                "transcript page (tail 300)": get(
+                    f"/sessions/{long_id}", lambda r: 'id="transcript"' in r.text
+                ),
+                "transcript: the page above": get(
+                    f"/sessions/{long_id}/earlier?before={first_seq}",
+                    lambda r: "data-seq" in r.text,
+                ),
+                "API events: first page (oldest 300)": get(
+                    f"/api/sessions/{long_id}/events?limit=300",
+                    lambda r: len(r.json()["events"]) == 300,
+                ),
+                "API events: next page": get(
+                    f"/api/sessions/{long_id}/events?after=300&limit=300",
+                    lambda r: r.json()["events"][0]["seq"] == 301,
+                ),
+                "API events: newest 300": get(
+                    f"/api/sessions/{long_id}/events?limit=300&tail=true",
+                    lambda r: len(r.json()["events"]) == 300,
+                ),
+                "search: common word": get("/api/search?q=session", lambda r: len(r.json()) == 50),
+                "search: rare word": get(f"/api/search?q={RARE}", lambda r: len(r.json()) > 0),
+                "search: prefix": get("/api/search?q=respo", lambda r: len(r.json()) > 0),
+                "search: two words": get("/api/search?q=parse+token", lambda r: len(r.json()) > 0),
+                "search: in one session": get(
+                    f"/api/search?q=module&session_id={long_id}", lambda r: len(r.json()) > 0
+                ),
+                "usage API: per day, all time": get(
+                    "/api/usage?group=day", lambda r: r.json()["total"]["turns"] > 0
+                ),
+                "usage API: per model, all time": get(
+                    "/api/usage?group=model", lambda r: len(r.json()["groups"]) == 3
+                ),
+                "usage page (30 days)": get("/usage", lambda r: "cost-chart" in r.text),
+            }
+            for name, fn in cases.items():
+                results[name] = timed(fn, args.repeat)
+                r = results[name]
+                say(
+                    f"{name:<38} median {r['median_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
+                    f"  max {r['max_ms']:7.1f} ms"
+                )
 
     page = max(v["p95_ms"] for k, v in results.items() if k.startswith("transcript"))
     search = max(v["p95_ms"] for k, v in results.items() if k.startswith("search"))

@@ -30,6 +30,9 @@ from app.web.transcript import (
 
 router = APIRouter(include_in_schema=False)
 PAGE_EVENTS = 300
+# A page loaded above while scrolling back goes in as one task; half a page keeps that
+# task short enough not to stall scrolling (bench/transcript_browser.py).
+EARLIER_EVENTS = 150
 
 
 def _base_context(request: Request, state: AppState) -> dict[str, Any]:
@@ -200,7 +203,7 @@ async def earlier(
 ) -> HTMLResponse:
     """The page of events just above ``before``, plus a loader for the one above that."""
     chat = store.get_session(state.engine, session_id)
-    events = state.events.list(session_id, before=before, limit=PAGE_EVENTS, newest=True)
+    events = state.events.list(session_id, before=before, limit=EARLIER_EVENTS, newest=True)
     context = _base_context(request, state) | {
         "session_id": session_id,
         "items": fold_events(events),

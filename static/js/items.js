@@ -29,13 +29,55 @@
       return bubble;
     }
 
-    function onDelta(data, seq) {
+    // Streamed text is put on the page once per frame, not once per piece: a burst of
+    // pieces arrives as one task, and touching the page for each would lay it out again
+    // for each (seconds of frozen page at 1,000 pieces a second).
+    var pending = [];
+    var frame = 0;
+    var hooks = null;
+
+    // ``around``: {before, after} called once per frame around putting the text in.
+    function onDelta(data, seq, around) {
       var span = A.parseFragment(data).querySelector(".delta");
       if (!span) {
         return;
       }
-      var bubble = liveBubble(span.getAttribute("data-mid") || "", seq);
-      bubble.querySelector(".live-text").appendChild(document.createTextNode(span.textContent));
+      pending.push({ mid: span.getAttribute("data-mid") || "", seq: seq, text: span.textContent });
+      hooks = around || null;
+      if (!frame) {
+        frame = requestAnimationFrame(flushDeltas);
+      }
+    }
+
+    function flushDeltas() {
+      if (frame) {
+        cancelAnimationFrame(frame);
+        frame = 0;
+      }
+      if (!pending.length) {
+        return;
+      }
+      var runs = [];
+      pending.forEach(function (piece) {
+        var last = runs[runs.length - 1];
+        if (last && last.mid === piece.mid) {
+          last.text += piece.text;
+          last.seq = piece.seq;
+        } else {
+          runs.push({ mid: piece.mid, seq: piece.seq, text: piece.text });
+        }
+      });
+      pending = [];
+      if (hooks) {
+        hooks.before();
+      }
+      runs.forEach(function (run) {
+        var bubble = liveBubble(run.mid, run.seq);
+        bubble.querySelector(".live-text").appendChild(document.createTextNode(run.text));
+      });
+      if (hooks) {
+        hooks.after();
+      }
     }
 
     function replaceLive(live, data) {
@@ -183,6 +225,7 @@
 
     return {
       onDelta: onDelta,
+      flushDeltas: flushDeltas,
       replaceLive: replaceLive,
       onModeChanged: onModeChanged,
       onToolResult: onToolResult,

@@ -127,13 +127,21 @@
         lastSeq = seq;
         log.setAttribute("data-last-seq", String(seq));
       }
+      if (msg.type === "text_delta") {
+        evt.preventDefault();
+        // Following is decided when the frame's text goes in, not for every piece.
+        items.onDelta(msg.data, seq, {
+          before: function () {
+            follow = atBottom();
+          },
+          after: afterNewContent,
+        });
+        return;
+      }
+      // Whatever comes next goes after the text streamed so far.
+      items.flushDeltas();
       follow = atBottom();
       switch (msg.type) {
-        case "text_delta":
-          evt.preventDefault();
-          items.onDelta(msg.data, seq);
-          afterNewContent();
-          return;
         case "assistant_message": {
           var mid = A.parseFragment(msg.data).querySelector("[data-mid]");
           var live = mid ? document.getElementById("live-" + mid.getAttribute("data-mid")) : null;

@@ -42,7 +42,9 @@ def fake_log(fake: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_text_turn_streams_and_is_stored(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    steps = [{"text": "hello from the fake", "chunks": 4, "delay": 0.05}]
+    # Pieces far enough apart that a busy machine still reads them one by one (the app
+    # merges pieces that are ready at the same moment).
+    steps = [{"text": "hello from the fake", "chunks": 4, "delay": 0.25}]
     write_scenario(fake_claude["scenario"], [steps])
     sid = await make_session(client, project_dir, fake_claude, model="sonnet")
     await send(client, sid, "say hi")

@@ -12,6 +12,7 @@ from playwright.async_api import Page, expect
 from sqlalchemy import insert
 
 from app.db.models import Event
+from app.web.pages import EARLIER_EVENTS
 from tests.browser.conftest import Browsing
 from tests.conftest import LiveServer
 
@@ -109,14 +110,18 @@ async def test_loading_earlier_events_keeps_the_reader_in_place(
     await expect(events).to_have_count(300)
     first = page.locator(f"#e-{LATER + 2 - 299}")
     await page.locator("#transcript").evaluate("log => { log.scrollTop = 0; }")
-    await expect(events).to_have_count(600)
+    await expect(events).to_have_count(300 + EARLIER_EVENTS)
     # The reader still sees what was at the top, so the next page waits for more scrolling
     # instead of every earlier page loading one after the other.
     await expect(first).to_be_in_viewport()
     await page.wait_for_timeout(1500)
-    await expect(events).to_have_count(600)
-    await page.locator("#transcript").evaluate("log => { log.scrollTop = 0; }")
-    await expect(events).to_have_count(LATER + 2)
+    shown = 300 + EARLIER_EVENTS
+    await expect(events).to_have_count(shown)
+    # Each scroll to the top loads one more page, down to the session's first event.
+    while shown < LATER + 2:
+        shown = min(shown + EARLIER_EVENTS, LATER + 2)
+        await page.locator("#transcript").evaluate("log => { log.scrollTop = 0; }")
+        await expect(events).to_have_count(shown)
 
     assert browsing.log.console_errors == []
     assert browsing.log.page_errors == []
