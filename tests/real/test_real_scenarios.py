@@ -267,3 +267,18 @@ async def test_gemini_takes_the_model_on_its_command_line_and_refuses_an_effort(
     body = {"name": "g", "backend": "gemini", "cwd": str(project_dir), "reasoning_effort": "high"}
     r = await client.post("/api/profiles", json=body)
     assert r.status_code == 422 and "cannot take a reasoning effort" in r.text, r.text
+
+
+@pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions"])
+@pytest.mark.parametrize("agent", ["gemini"], indirect=True)
+async def test_gemini_says_why_it_refuses_a_privileged_mode_in_an_untrusted_folder(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, mode: str
+) -> None:
+    # gemini refuses autoEdit and yolo in a folder it does not trust: the session does
+    # not start in another mode under this one's name, and the user reads gemini's reason.
+    sid = await new_session(client, make_profile, agent, permission_mode=mode)
+    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "say hi"})
+    assert r.status_code >= 400, r.text
+    assert "untrusted folder" in r.text, r.text
+    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
+    assert of_kind(events, "assistant_message") == []
