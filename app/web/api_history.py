@@ -14,7 +14,7 @@ from starlette.datastructures import UploadFile
 
 from app.errors import ValidationFailed
 from app.schemas import SessionPublic
-from app.services import changes, exporter, importer, store
+from app.services import changes, exporter, importer, store, terminal
 from app.services.importer import ClaudeImportReport
 from app.web.deps import StateDep
 
@@ -151,3 +151,28 @@ async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
     cwd = store.get_profile(state.engine, chat.profile_id).cwd
     files = await asyncio.to_thread(changes.changes_of, state.events, session_id, cwd)
     return {"session_id": session_id, "cwd": cwd, "files": [f.to_dict() for f in files]}
+
+
+class TerminalSessionPublic(BaseModel):
+    backend_session_id: str
+    path: str
+    cwd: str
+    title: str
+    modified_at: str
+    size: int
+    # Whether a claude process still runs in that folder (None: this system cannot tell).
+    running: bool | None
+    session_id: str | None
+
+
+@router.get("/claude/live", tags=["history"], response_model=list[TerminalSessionPublic])
+async def claude_live(
+    state: StateDep, minutes: Annotated[int, Query(ge=1, le=10_080)] = 30
+) -> list[dict[str, Any]]:
+    """Claude Code sessions started in a terminal whose transcript was written in the last
+    ``minutes``, newest first (sessions Angelia runs itself are left out)."""
+    projects = importer.default_projects_dir(state.settings)
+    found = await asyncio.to_thread(
+        terminal.recent_sessions, state.engine, state.events, projects, minutes=minutes
+    )
+    return [s.to_dict() for s in found]

@@ -1,0 +1,150 @@
+"""Claude Code sessions started in a terminal: the transcripts written lately.
+
+Claude Code writes every session to ``<projects>/<folder>/<uuid>.jsonl`` as it goes. A
+file written in the last few minutes is a session someone is (or was just) running; the
+ones Angelia itself runs are left out (their first stored event is the app's own, not an
+import). Whether the CLI still runs is read from ``/proc`` where there is one: a
+``claude`` process whose working folder is the session's. Elsewhere it is unknown (None).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.db.models import ChatSession
+from app.services.eventlog import EventLog
+from app.services.importer import find_transcripts
+
+__all__ = ["TerminalSession", "recent_sessions"]
+
+# How far into a transcript to look for its folder and first prompt.
+HEAD_LINES = 200
+PROC = Path("/proc")
+
+
+@dataclass(frozen=True)
+class TerminalSession:
+    backend_session_id: str
+    path: str
+    cwd: str
+    title: str
+    modified_at: str
+    size: int
+    running: bool | None
+    # The app's session holding an import of it, if there is one.
+    session_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _head(path: Path) -> tuple[str, str]:
+    """(working folder, first prompt) from the start of a transcript; bad lines skipped."""
+    cwd = title = ""
+    try:
+        with path.open("rb") as f:
+            for n, raw in enumerate(f):
+                if n >= HEAD_LINES or (cwd and title):
+                    break
+                try:
+                    entry = json.loads(raw)
+                except ValueError:
+                    continue  # a half-written or broken line
+                if not isinstance(entry, dict):
+                    continue
+                if not cwd and isinstance(entry.get("cwd"), str):
+                    cwd = entry["cwd"]
+                message = entry.get("message")
+                if not title and entry.get("type") == "user" and isinstance(message, dict):
+                    content = message.get("content")
+                    if isinstance(content, str) and not content.startswith("<"):
+                        title = content.strip().splitlines()[0][:120] if content.strip() else ""
+    except OSError:
+        pass
+    return cwd, title
+
+
+def claude_folders(proc: Path = PROC) -> set[str] | None:
+    """The working folders of running ``claude`` processes (None: no /proc to read)."""
+    if not proc.is_dir():
+        return None
+    found: set[str] = set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not any(_is_claude(arg.decode("utf-8", "replace")) for arg in argv[:3]):
+                continue
+            found.add(os.readlink(entry / "cwd"))
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
+def _is_claude(arg: str) -> bool:
+    name = os.path.basename(arg)
+    return name == "claude" or arg.endswith(("claude-code/cli.js", "claude-code/cli.mjs"))
+
+
+def recent_sessions(
+    engine: Engine,
+    events: EventLog,
+    projects: Path,
+    *,
+    minutes: int,
+    now: datetime | None = None,
+    proc: Path = PROC,
+) -> list[TerminalSession]:
+    """Transcripts under ``projects`` written in the last ``minutes``, newest first."""
+    if not projects.is_dir():
+        return []
+    cutoff = (now or datetime.now(UTC)).timestamp() - minutes * 60
+    recent = []
+    for path in find_transcripts(projects):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        if stat.st_mtime >= cutoff:
+            recent.append((path, stat))
+    if not recent:
+        return []
+    with Session(engine) as db:
+        stmt = select(ChatSession).where(
+            col(ChatSession.backend_session_id).in_([p.stem for p, _ in recent])
+        )
+        chats = {c.backend_session_id: c for c in db.exec(stmt)}
+    running = claude_folders(proc)
+    out = []
+    for path, stat in sorted(recent, key=lambda r: -r[1].st_mtime):
+        chat = chats.get(path.stem)
+        if chat is not None and not _imported(events, chat.id):
+            continue  # a session Angelia runs itself
+        cwd, title = _head(path)
+        out.append(
+            TerminalSession(
+                backend_session_id=path.stem,
+                path=str(path),
+                cwd=cwd,
+                title=title,
+                modified_at=datetime.fromtimestamp(stat.st_mtime, UTC).isoformat(),
+                size=stat.st_size,
+                running=None if running is None else bool(cwd) and cwd in running,
+                session_id=chat.id if chat is not None else None,
+            )
+        )
+    return out
+
+
+def _imported(events: EventLog, session_id: str) -> bool:
+    first = events.list(session_id, limit=1)
+    return not first or bool(first[0].get("imported"))
