@@ -21,7 +21,7 @@ from app.brains import available_backends
 from app.db.models import ChatSession, Profile
 from app.errors import AppError, ValidationFailed
 from app.schemas import SessionUpdate
-from app.services import importer, search, store
+from app.services import importer, search, store, terminal
 from app.services.importer import ClaudeImportReport
 from app.web.deps import AppState, StateDep
 from app.web.formatting import STATUS_LABELS, day_name
@@ -31,6 +31,7 @@ from app.web.pages import _base_context
 router = APIRouter(include_in_schema=False)
 
 PAGE_SIZE = 50
+TERMINAL_MINUTES = 60
 SEARCH_LIMIT = 100
 QUERY_CHARS = 500
 KIND_LABELS = {
@@ -122,6 +123,16 @@ def _sessions(
         ),
         "status_choices": list(STATUS_LABELS),
         "claude_dir": str(importer.default_projects_dir(state.settings)),
+        # Shown above the newest sessions only: what runs (or ran) in a terminal lately.
+        "terminal": terminal.recent_sessions(
+            state.engine,
+            state.events,
+            importer.default_projects_dir(state.settings),
+            minutes=TERMINAL_MINUTES,
+        )
+        if not cursor
+        else [],
+        "terminal_minutes": TERMINAL_MINUTES,
         "report": _report(report) if report else None,
         "import_error": import_error,
     }
@@ -214,6 +225,27 @@ async def import_claude(request: Request, state: StateDep) -> HTMLResponse:
     except AppError as exc:
         return _sessions(request, state, _NO_FILTERS, import_error=exc.message, status_code=422)
     return _sessions(request, state, _NO_FILTERS, report=report)
+
+
+@router.post("/sessions/import/claude/{backend_session_id}", response_model=None)
+async def open_terminal_session(
+    request: Request, backend_session_id: str, state: StateDep
+) -> HTMLResponse | RedirectResponse:
+    """Import one terminal session (or what it added since) and open it here."""
+    projects = importer.default_projects_dir(state.settings)
+    try:
+        found = [p for p in importer.find_transcripts(projects) if p.stem == backend_session_id]
+        if not found:
+            raise ValidationFailed(
+                "session", f"No Claude Code session {backend_session_id} under {projects}."
+            )
+        report = await importer.import_claude(state.engine, state.events, found[0])
+    except AppError as exc:
+        return _sessions(request, state, _NO_FILTERS, import_error=exc.message, status_code=422)
+    chat_id = report.files[0].chat_session_id if report.files else None
+    if chat_id is None:
+        return _sessions(request, state, _NO_FILTERS, report=report, status_code=422)
+    return RedirectResponse(f"/sessions/{chat_id}", status_code=303)
 
 
 @router.post("/sessions/import/json", response_model=None)
