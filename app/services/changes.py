@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from app.services.eventlog import EventLog
 from app.services.preview import MAX_FILE_BYTES, unified_diff
@@ -52,7 +52,9 @@ class _Step:
 @dataclass
 class FileChange:
     path: str  # relative to the session's folder where it is inside it
-    status: str  # created | edited | deleted
+    status: Literal["created", "edited", "deleted"]
+    # The combined diff from before the session's first change to now ("" when it cannot
+    # be told apart from other changes; then step_diffs has each edit).
     diff: str
     additions: int
     deletions: int
@@ -62,16 +64,7 @@ class FileChange:
     step_diffs: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "status": self.status,
-            "diff": self.diff,
-            "additions": self.additions,
-            "deletions": self.deletions,
-            "changed_outside": self.changed_outside,
-            "steps": self.steps,
-            "step_diffs": self.step_diffs,
-        }
+        return asdict(self)
 
 
 def _text(value: object) -> str | None:
@@ -212,8 +205,9 @@ def _one_file(cwd: Path, path: Path, steps: list[_Step]) -> FileChange:
     lines = diff.splitlines()
     adds = sum(1 for line in lines if line[:1] == "+" and not line.startswith("+++ "))
     dels = sum(1 for line in lines if line[:1] == "-" and not line.startswith("--- "))
-    status = "created" if steps[0].created else "edited"
-    return FileChange(shown, status, diff, adds, dels, False, len(steps))
+    return FileChange(
+        shown, "created" if steps[0].created else "edited", diff, adds, dels, False, len(steps)
+    )
 
 
 def _written_since(path: Path, at: str) -> bool:

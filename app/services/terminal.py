@@ -38,6 +38,7 @@ class TerminalSession:
     title: str
     modified_at: str
     size: int
+    # Whether a claude process still runs in that folder (None: this system cannot tell).
     running: bool | None
     # The app's session holding an import of it, if there is one.
     session_id: str | None

@@ -61,6 +61,7 @@ _KEYS: dict[Group, tuple[str, str]] = {
 class UsageRow:
     key: str
     label: str
+    # None: no turn in the group reported a cost (the backend does not say).
     cost_usd: float | None
     input_tokens: int
     output_tokens: int
@@ -79,15 +80,6 @@ class Usage:
     until: date | None
     groups: list[UsageRow]
     total: UsageRow
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "since": self.since.isoformat() if self.since else None,
-            "until": self.until.isoformat() if self.until else None,
-            "groups": [g.to_dict() for g in self.groups],
-            "total": self.total.to_dict(),
-        }
 
 
 def local_offset_minutes(now: datetime | None = None) -> int:

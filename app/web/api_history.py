@@ -122,23 +122,10 @@ def _parse_json(raw: bytes) -> Any:
         raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
 
 
-class FileChangePublic(BaseModel):
-    path: str
-    status: Literal["created", "edited", "deleted"]
-    # The combined diff from before the session's first change to now ("" when it
-    # cannot be told apart from other changes; then step_diffs has each edit).
-    diff: str
-    additions: int
-    deletions: int
-    changed_outside: bool
-    steps: int
-    step_diffs: list[str]
-
-
 class SessionChangesPublic(BaseModel):
     session_id: str
     cwd: str
-    files: list[FileChangePublic]
+    files: list[changes.FileChange]
 
 
 @router.get("/sessions/{session_id}/changes", tags=["history"], response_model=SessionChangesPublic)
@@ -150,29 +137,16 @@ async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
     chat = store.get_session(state.engine, session_id)
     cwd = store.get_profile(state.engine, chat.profile_id).cwd
     files = await asyncio.to_thread(changes.changes_of, state.events, session_id, cwd)
-    return {"session_id": session_id, "cwd": cwd, "files": [f.to_dict() for f in files]}
+    return {"session_id": session_id, "cwd": cwd, "files": files}
 
 
-class TerminalSessionPublic(BaseModel):
-    backend_session_id: str
-    path: str
-    cwd: str
-    title: str
-    modified_at: str
-    size: int
-    # Whether a claude process still runs in that folder (None: this system cannot tell).
-    running: bool | None
-    session_id: str | None
-
-
-@router.get("/claude/live", tags=["history"], response_model=list[TerminalSessionPublic])
+@router.get("/claude/live", tags=["history"], response_model=list[terminal.TerminalSession])
 async def claude_live(
     state: StateDep, minutes: Annotated[int, Query(ge=1, le=10_080)] = 30
-) -> list[dict[str, Any]]:
+) -> list[terminal.TerminalSession]:
     """Claude Code sessions started in a terminal whose transcript was written in the last
     ``minutes``, newest first (sessions Angelia runs itself are left out)."""
     projects = importer.default_projects_dir(state.settings)
-    found = await asyncio.to_thread(
+    return await asyncio.to_thread(
         terminal.recent_sessions, state.engine, state.events, projects, minutes=minutes
     )
-    return [s.to_dict() for s in found]

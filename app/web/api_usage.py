@@ -8,7 +8,6 @@ from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel
 
 from app.errors import ValidationFailed
 from app.services import usage as usage_service
@@ -29,26 +28,6 @@ CSV_COLUMNS = (
 )
 
 
-class UsageRowPublic(BaseModel):
-    key: str
-    label: str
-    # None: no turn in the group reported a cost (the backend does not say).
-    cost_usd: float | None
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    turns: int
-    sessions: int
-
-
-class UsagePublic(BaseModel):
-    group: Group
-    since: date | None
-    until: date | None
-    groups: list[UsageRowPublic]
-    total: UsageRowPublic
-
-
 SinceQ = Annotated[date | None, Query(description="first local day included (YYYY-MM-DD)")]
 UntilQ = Annotated[date | None, Query(description="last local day included (YYYY-MM-DD)")]
 
@@ -59,14 +38,14 @@ def load(state: StateDep, group: Group, since: date | None, until: date | None) 
     return usage_service.usage(state.engine, group=group, since=since, until=until)
 
 
-@router.get("/usage", tags=["usage"], response_model=UsagePublic)
+@router.get("/usage", tags=["usage"], response_model=Usage)
 async def get_usage(
     state: StateDep, since: SinceQ = None, until: UntilQ = None, group: Group = "day"
-) -> dict[str, object]:
+) -> Usage:
     """Cost and tokens summed per day, profile, model or backend, from every stored turn.
 
     ``cost_usd`` is null where no turn reported a cost: such backends show tokens only."""
-    return load(state, group, since, until).to_dict()
+    return load(state, group, since, until)
 
 
 @router.get(

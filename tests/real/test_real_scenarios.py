@@ -109,6 +109,20 @@ def mcp_calls(log: Path) -> list[tuple[str, Any]]:
 USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": {"text": "apricot"}}
 
 
+async def mark_session(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+) -> tuple[Path, str]:
+    """(the MCP server's log, a session with it) where "use mark" calls its tool."""
+    log, server = mark_server(tmp_path)
+    sid = await new_session(client, make_profile, agent, mcp_servers={"mark": server})
+    fake_model.set_rules({"chunk_delay": 0.0, "rules": [USE_MARK | {"force": True}]})
+    return log, sid
+
+
 @pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
 @pytest.mark.conformance("allow_always")
 async def test_allow_always_spares_the_next_question(
@@ -121,9 +135,7 @@ async def test_allow_always_spares_the_next_question(
 ) -> None:
     # claude-agent-acp offers "don't ask again" for MCP tools but not for shell commands.
     if agent.backend == "claude-acp":
-        log, server = mark_server(tmp_path)
-        sid = await new_session(client, make_profile, agent, mcp_servers={"mark": server})
-        fake_model.set_rules({"chunk_delay": 0.0, "rules": [USE_MARK | {"force": True}]})
+        log, sid = await mark_session(client, make_profile, agent, fake_model, tmp_path)
         message = "use mark"
     else:
         sid = await new_session(client, make_profile, agent)
@@ -154,9 +166,7 @@ async def test_a_profile_mcp_server_is_reached(
     fake_model: FakeModelServer,
     tmp_path: Path,
 ) -> None:
-    log, server = mark_server(tmp_path)
-    sid = await new_session(client, make_profile, agent, mcp_servers={"mark": server})
-    fake_model.set_rules({"chunk_delay": 0.0, "rules": [USE_MARK | {"force": True}]})
+    log, sid = await mark_session(client, make_profile, agent, fake_model, tmp_path)
     await send(client, sid, "use mark")
     request = await the_pending_request(client, sid)
     # Named as Claude Code names MCP tools, so one rule set serves every backend.
