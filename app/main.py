@@ -17,6 +17,7 @@ from app.errors import AppError, ValidationFailed
 from app.resources import static_dir, templates_dir
 from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
+from app.services.follow import Follower
 from app.services.lifecycle import Stopper
 from app.services.manager import SessionManager
 from app.settings import Settings
@@ -31,6 +32,7 @@ from app.web import (
     pages_history,
     pages_profiles,
     pages_review,
+    pages_terminal,
     pages_usage,
 )
 from app.web.deps import AppState
@@ -51,7 +53,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     manager = SessionManager(engine, events, settings)
     manager.recover()
     templates = make_templates(templates_dir())
-    stopper = Stopper(events, manager, settings.shutdown_grace_s)
+    follower = Follower(engine, events)
+    stopper = Stopper(events, manager, settings.shutdown_grace_s, follower)
     state = AppState(
         settings=settings,
         engine=engine,
@@ -61,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         token=token,
         backends=BackendDetector(),
         stopper=stopper,
+        follower=follower,
     )
 
     @asynccontextmanager
@@ -88,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_usage.router)
     app.include_router(pages.router)
     app.include_router(pages_changes.router)
+    app.include_router(pages_terminal.router)
     app.include_router(pages_decisions.router)
     app.include_router(pages_review.router)
     app.include_router(pages_profiles.router)

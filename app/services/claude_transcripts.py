@@ -9,7 +9,9 @@ entries that are not meta. Nothing here touches the database.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,7 +25,22 @@ from app.services.store import title_from_message
 JsonDict = dict[str, Any]
 Emitted = tuple[str, JsonDict]
 
+# How much of an unknown line is shown; the rest is in the file.
+RAW_LIMIT = 4000
+
 _ENTRY_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})
+# Lines the CLI writes for its own bookkeeping (titles, queue, request records, costs):
+# nothing in them is shown. A type in neither set is shown raw (measured with 2.1.332).
+_BOOKKEEPING = frozenset(
+    {
+        "summary", "custom-title", "ai-title", "tag", "agent-name", "agent-color",
+        "agent-setting", "last-prompt", "queue-operation", "file-history-snapshot",
+        "atis-latch", "api-request", "api-request-shape", "api-request-blob", "cost-state",
+        "tools-used", "pr-link", "mode", "worktree-state", "content-replacement",
+        "attribution-snapshot", "marble-origami-commit", "marble-origami-snapshot",
+        "speculation-accept", "isolation-latch", "session-owner", "derived-from",
+    }
+)  # fmt: skip
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]")
 # Prompts the CLI writes on the user's behalf; none of them names what a session is about.
 _NOT_A_PROMPT = re.compile(
@@ -33,6 +50,20 @@ _NOT_A_PROMPT = re.compile(
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _COMMAND_OUTPUT = re.compile(r"<local-command-stdout>(.*?)</local-command-stdout>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class RawLine:
+    """A line of a type the app does not know, kept to be shown as it is."""
+
+    line: int
+    type: str
+    text: str
+
+    @property
+    def key(self) -> str:
+        # Such lines carry no uuid; their text identifies them for a later import.
+        return "line:" + hashlib.sha1(self.text.encode(), usedforsecurity=False).hexdigest()[:20]
 
 
 @dataclass
@@ -46,39 +77,75 @@ class Transcript:
     custom_title: str = ""
     ai_title: str = ""
     summary: str = ""
+    # Where each entry is in the file (by uuid), and the lines of unknown types.
+    line_of: dict[str, int] = field(default_factory=dict)
+    unknown: list[RawLine] = field(default_factory=list)
 
     @property
     def cwd(self) -> str:
         return next((e["cwd"] for e in self.entries if isinstance(e.get("cwd"), str)), "")
 
 
-def read_transcript(path: Path) -> Transcript:
-    """Parse a file; lines that are not JSON objects are counted, never fatal."""
-    out = Transcript(session_id=path.stem)
-    seen: set[str] = set()
-    with path.open("rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            out.lines += 1
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                obj = None
-            if not isinstance(obj, dict):
-                out.malformed += 1
-                continue
-            for key, attr in (("customTitle", "custom_title"), ("aiTitle", "ai_title")):
-                if isinstance(obj.get(key), str) and obj[key].strip():
-                    setattr(out, attr, obj[key].strip())
-            if obj.get("type") == "summary" and isinstance(obj.get("summary"), str):
-                out.summary = obj["summary"].strip() or out.summary
-            uuid = obj.get("uuid")
+class TranscriptReader:
+    """Reads a transcript file, and then what the CLI has added to it since.
+
+    With ``complete_only`` a last line without its newline is left for the next read:
+    the CLI may be half-way through writing it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.transcript = Transcript(session_id=path.stem)
+        self._offset = 0
+
+    def read(self, *, complete_only: bool = False) -> int:
+        """Parse the lines added since the last read; returns how many there were."""
+        with self.path.open("rb") as f:
+            if os.fstat(f.fileno()).st_size < self._offset:
+                # Rewritten rather than appended to: start again (imports skip what they hold).
+                self.transcript, self._offset = Transcript(session_id=self.path.stem), 0
+            before = self.transcript.lines
+            f.seek(self._offset)
+            for raw in f:
+                if complete_only and not raw.endswith(b"\n"):
+                    break
+                self._offset += len(raw)
+                if raw.strip():
+                    self._add(raw)
+        return self.transcript.lines - before
+
+    def _add(self, raw: bytes) -> None:
+        out = self.transcript
+        out.lines += 1
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict):
+            out.malformed += 1
+            return
+        for key, attr in (("customTitle", "custom_title"), ("aiTitle", "ai_title")):
+            if isinstance(obj.get(key), str) and obj[key].strip():
+                setattr(out, attr, obj[key].strip())
+        kind = obj.get("type")
+        if kind == "summary" and isinstance(obj.get("summary"), str):
+            out.summary = obj["summary"].strip() or out.summary
+        uuid = obj.get("uuid")
+        if kind in _ENTRY_TYPES:
             # A repeated uuid would put one entry in the thread twice; the first one counts.
-            if obj.get("type") in _ENTRY_TYPES and isinstance(uuid, str) and uuid not in seen:
-                seen.add(uuid)
+            if isinstance(uuid, str) and uuid not in out.line_of:
+                out.line_of[uuid] = out.lines
                 out.entries.append(obj)
-    return out
+        elif kind not in _BOOKKEEPING:
+            text = raw.decode("utf-8", "replace").strip()
+            out.unknown.append(RawLine(out.lines, kind if isinstance(kind, str) else "", text))
+
+
+def read_transcript(path: Path) -> Transcript:
+    """Parse a whole file; lines that are not JSON objects are counted, never fatal."""
+    reader = TranscriptReader(path)
+    reader.read()
+    return reader.transcript
 
 
 def main_thread(entries: list[JsonDict]) -> list[JsonDict]:
@@ -150,6 +217,8 @@ class _Turn:
     is_error: bool = False
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     model: str = ""
+    # False once the model has answered without asking for a tool: the turn is over.
+    waiting: bool = True
 
 
 class EventBuilder:
@@ -190,6 +259,24 @@ class EventBuilder:
         self.out.extend((kind, {**payload, **stamp}) for kind, payload in emitted)
         return bool(emitted)
 
+    def add_raw(self, line: RawLine) -> None:
+        """A line the app cannot read as a message: shown as it is, folded."""
+        text = line.text if len(line.text) <= RAW_LIMIT else line.text[:RAW_LIMIT] + " …"
+        note = {"text": text, "note": "unknown_line", "line_type": line.type}
+        self.out.append(("note", {**note, "imported": True, "uuid": line.key}))
+
+    @property
+    def turn_finished(self) -> bool:
+        """Whether the open turn has ended in the file (its last answer asked for no tool)."""
+        return self._turn is not None and not self._turn.waiting
+
+    def drain(self) -> tuple[list[Emitted], int, dict[str, int]]:
+        """The events, turns and tokens built since the last drain."""
+        out, turns, tokens = self.out, self.turns, self.tokens
+        self.out, self.turns = [], 0
+        self.tokens = dict.fromkeys(tokens, 0)
+        return out, turns, tokens
+
     def close(self) -> None:
         turn, self._turn = self._turn, None
         if turn is None:
@@ -212,12 +299,15 @@ class EventBuilder:
     def _track(self, turn: _Turn, entry: JsonDict, role: str) -> None:
         turn.ended = _str(entry.get("timestamp")) or turn.ended
         turn.last_uuid = entry["uuid"]
+        turn.waiting = role != "interrupt"
         if role == "interrupt":
             turn.stop_reason = "interrupted"
         message = _message(entry)
         if entry.get("isApiErrorMessage"):
-            turn.is_error = True
+            turn.is_error, turn.waiting = True, False
         elif entry.get("type") == "assistant":
+            stop = message.get("stop_reason")
+            turn.waiting = stop in (None, "tool_use", "pause_turn")
             if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
                 turn.model = message["model"]
             if isinstance(message.get("stop_reason"), str):

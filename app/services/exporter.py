@@ -1,7 +1,7 @@
 """Export a session as JSON (complete, re-importable) or Markdown (for reading).
 
 The JSON document holds the session, its profile and every event as the API shows it;
-``importer.import_json_export`` reads it back into a new session with the same events.
+``export_import.import_json_export`` reads it back into a new session with the same events.
 Secrets a profile may hold (environment values, MCP server env and headers) are left out
 of it, since an export is made to be kept or passed on.
 """

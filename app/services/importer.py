@@ -1,37 +1,37 @@
-"""Import sessions: Claude Code's own transcripts, and Angelia's JSON exports.
+"""Import Claude Code's own transcripts as sessions (Angelia's exports: ``export_import``).
 
 Each Claude ``<slug>/<session-id>.jsonl`` becomes one chat session (backend ``claude``,
 ``backend_session_id`` = the file's session id, so a message resumes it). Every stored
-event carries ``imported: true`` and the entry's ``uuid``: importing again adds only
-entries that are new, at the end, and an imported session outlives its file.
+event carries ``imported: true`` and the entry's ``uuid`` (a line of an unknown type, shown
+raw, its text's hash): importing again adds only entries that are new, at the end, and an
+imported session outlives its file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 from weakref import WeakKeyDictionary
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession, Event, Profile, utcnow
 from app.errors import ValidationFailed
-from app.schemas import PermissionMode
 from app.services.claude_transcripts import (
     EventBuilder,
+    JsonDict,
+    RawLine,
     Transcript,
+    TranscriptReader,
     conversation,
     parse_time,
-    read_transcript,
     title_for,
 )
 from app.services.eventlog import EventLog
-from app.services.exporter import FORMAT
 from app.settings import Settings
 
 # Fields the event log adds to every event it shows; the rest is the stored payload.
@@ -41,6 +41,8 @@ _YIELD_EVERY = 200
 # One import at a time per event log: two interleaved imports of one file would both
 # see its new entries as missing and store them twice.
 _locks: WeakKeyDictionary[EventLog, asyncio.Lock] = WeakKeyDictionary()
+# The files followed live, by resolved path (see TranscriptImport.follow).
+_followed: WeakKeyDictionary[EventLog, dict[str, TranscriptImport]] = WeakKeyDictionary()
 
 
 class FileReport(BaseModel):
@@ -92,15 +94,23 @@ def find_transcripts(path: Path) -> list[Path]:
 async def import_claude(engine: Engine, events: EventLog, path: Path) -> ClaudeImportReport:
     """Import every transcript under ``path``; bad lines and unreadable files are counted.
 
+    A file being followed live goes through its follower's import, which keeps a turn
+    the CLI has not finished open.
+
     Raises:
         ValidationFailed: ``path`` does not exist or is not a transcript.
     """
     files = find_transcripts(path)
     report = ClaudeImportReport()
-    async with _locks.setdefault(events, asyncio.Lock()):
+    followed = _followed.setdefault(events, {})
+    async with lock(events):
         for file in files:
+            live = followed.get(str(file.resolve()))
             try:
-                item = await _import_file(engine, events, file)
+                if live is not None:
+                    item = await live.step(keep_open=True)
+                else:
+                    item = await TranscriptImport(engine, events, file).step(keep_open=False)
             except OSError as exc:
                 item = FileReport(
                     path=str(file),
@@ -118,59 +128,108 @@ async def import_claude(engine: Engine, events: EventLog, path: Path) -> ClaudeI
     return report
 
 
-async def _import_file(engine: Engine, events: EventLog, path: Path) -> FileReport:
-    transcript = read_transcript(path)
-    thread = conversation(transcript)
-    title = title_for(transcript, thread)
-    report = FileReport(
-        path=str(path),
-        backend_session_id=transcript.session_id,
-        status="unchanged",
-        title=title,
-        cwd=transcript.cwd,
-        lines=transcript.lines,
-        malformed_lines=transcript.malformed,
-    )
-    valid = transcript.lines - transcript.malformed
-    chat, done, reason = _existing(engine, transcript.session_id)
-    if reason:
-        return _skip(report, valid, reason, chat)
-    builder = EventBuilder()
-    already = 0
-    for entry in thread:
-        if entry["uuid"] in done:
-            already += 1
-        elif builder.add(entry):
-            report.lines_imported += 1
-    builder.close()
-    report.lines_skipped = valid - report.lines_imported - already
-    if chat is None and not builder.out:
-        return _skip(report, valid, "no conversation in this file", None)
-    if chat is None and not transcript.cwd:
-        return _skip(report, valid, "the transcript names no working folder", None)
-    stamps = [e["timestamp"] for e in thread if isinstance(e.get("timestamp"), str)]
-    if chat is None:
-        chat = _create_session(engine, transcript, title, stamps[0] if stamps else "")
-        report.status = "created"
-    elif builder.out:
-        report.status = "updated"
-    report.chat_session_id = chat.id
-    for n, (kind, payload) in enumerate(builder.out, start=1):
-        events.append(chat.id, kind, payload)
-        if n % _YIELD_EVERY == 0:
-            await asyncio.sleep(0)
-    # Stored before the next file is checked against what is already imported.
-    await events.flush()
-    report.events_added = len(builder.out)
-    if builder.out:
-        _add_totals(engine, chat.id, builder, stamps[-1] if stamps else "")
-    return report
+def lock(events: EventLog) -> asyncio.Lock:
+    """Held by every import into ``events``; a follower's steps take it too."""
+    return _locks.setdefault(events, asyncio.Lock())
 
 
-def _skip(report: FileReport, valid: int, reason: str, chat: ChatSession | None) -> FileReport:
+class TranscriptImport:
+    """One transcript imported into one session, again and again as the file grows.
+
+    Each step stores what the file added since: entries of the conversation by uuid,
+    lines of unknown types by their text. With ``keep_open`` the last turn stays open
+    until the file shows it ended (the CLI may still be working on it) and a half-written
+    last line waits for its end; otherwise the step closes it, as a finished file needs.
+    """
+
+    def __init__(self, engine: Engine, events: EventLog, path: Path) -> None:
+        self.engine, self.events, self.path = engine, events, path
+        self.chat_id: str | None = None
+        self._reader = TranscriptReader(path)
+        self._builder = EventBuilder()
+        self._done: set[str] | None = None  # what the session held before the first step
+        self._fed: set[str] = set()
+        self._reason = ""
+        self._imported = 0
+
+    def follow(self) -> None:
+        """Route imports of this file through this object until ``unfollow``."""
+        _followed.setdefault(self.events, {})[str(self.path.resolve())] = self
+
+    def unfollow(self) -> None:
+        followed = _followed.setdefault(self.events, {})
+        if followed.get(str(self.path.resolve())) is self:
+            del followed[str(self.path.resolve())]
+
+    async def step(self, *, keep_open: bool) -> FileReport:
+        self._reader.read(complete_only=keep_open)
+        transcript = self._reader.transcript
+        thread = conversation(transcript)
+        title = title_for(transcript, thread)
+        report = FileReport(
+            path=str(self.path),
+            backend_session_id=transcript.session_id,
+            status="unchanged",
+            title=title,
+            cwd=transcript.cwd,
+            lines=transcript.lines,
+            malformed_lines=transcript.malformed,
+        )
+        valid = transcript.lines - transcript.malformed
+        if self._done is None:
+            chat, self._done, self._reason = _existing(self.engine, transcript.session_id)
+            self.chat_id = chat.id if chat is not None else None
+        if self._reason:
+            return _skip(report, valid, self._reason, self.chat_id)
+        builder, done, already = self._builder, self._done, 0
+        items: list[tuple[int, JsonDict | RawLine]] = [
+            (transcript.line_of[e["uuid"]], e) for e in thread
+        ]
+        items += [(raw.line, raw) for raw in transcript.unknown]
+        for _line, item in sorted(items, key=lambda i: i[0]):
+            key = item.key if isinstance(item, RawLine) else item["uuid"]
+            if key in done:
+                already += 1
+            elif key not in self._fed:
+                self._fed.add(key)
+                if isinstance(item, RawLine):
+                    builder.add_raw(item)
+                    self._imported += 1
+                elif builder.add(item):
+                    self._imported += 1
+        if not keep_open or builder.turn_finished:
+            builder.close()
+        out, turns, tokens = builder.drain()
+        report.lines_imported = self._imported
+        report.lines_skipped = max(0, valid - self._imported - already)
+        if self.chat_id is None and not out:
+            return _skip(report, valid, "no conversation in this file", None)
+        if self.chat_id is None and not transcript.cwd:
+            return _skip(report, valid, "the transcript names no working folder", None)
+        stamps = [e["timestamp"] for e in thread if isinstance(e.get("timestamp"), str)]
+        if self.chat_id is None:
+            chat = _create_session(self.engine, transcript, title, stamps[0] if stamps else "")
+            self.chat_id = chat.id
+            report.status = "created"
+        elif out:
+            report.status = "updated"
+        report.chat_session_id = self.chat_id
+        for n, (kind, payload) in enumerate(out, start=1):
+            self.events.append(self.chat_id, kind, payload)
+            if n % _YIELD_EVERY == 0:
+                await asyncio.sleep(0)
+        # Stored before the next file is checked against what is already imported.
+        await self.events.flush()
+        report.events_added = len(out)
+        if out:
+            _add_totals(self.engine, self.chat_id, turns, tokens, stamps[-1] if stamps else "")
+        return report
+
+
+def _skip(report: FileReport, valid: int, reason: str, chat_id: str | None) -> FileReport:
     report.status, report.reason = "skipped", reason
     report.lines_imported, report.lines_skipped = 0, valid
-    report.chat_session_id = chat.id if chat is not None else None
+    report.chat_session_id = chat_id
     return report
 
 
@@ -245,131 +304,17 @@ def _profile_for(db: Session, cwd: str) -> Profile:
     return profile
 
 
-def _add_totals(engine: Engine, chat_id: str, builder: EventBuilder, last: str) -> None:
+def _add_totals(
+    engine: Engine, chat_id: str, turns: int, tokens: dict[str, int], last: str
+) -> None:
     with Session(engine) as db:
         chat = db.get(ChatSession, chat_id)
         if chat is None:
             return
-        chat.turns += builder.turns
-        chat.input_tokens += builder.tokens["input_tokens"]
-        chat.output_tokens += builder.tokens["output_tokens"]
+        chat.turns += turns
+        chat.input_tokens += tokens["input_tokens"]
+        chat.output_tokens += tokens["output_tokens"]
         # The list is ordered by activity; an old conversation keeps its old place.
         chat.updated_at = parse_time(last) or utcnow()
         db.add(chat)
         db.commit()
-
-
-# -- Angelia's own JSON exports ----------------------------------------------------------
-class _SessionIn(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    backend: str
-    backend_session_id: str | None = None
-    title: str = ""
-    cost_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    turns: int = 0
-    permission_mode: PermissionMode | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-
-
-class _ProfileIn(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    name: str = "session"
-    backend: str | None = None
-    cwd: str
-    model: str | None = None
-    permission_mode: PermissionMode = "default"
-    allowed_tools: list[str] = []
-    disallowed_tools: list[str] = []
-    permission_timeout_s: int = 600
-    idle_timeout_s: int | None = None
-    reasoning_effort: Literal["low", "medium", "high"] | None = None
-
-
-class _EventIn(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    seq: int
-    kind: str
-
-
-class _ExportIn(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    session: _SessionIn
-    profile: _ProfileIn
-    events: list[_EventIn]
-
-
-async def import_json_export(engine: Engine, events: EventLog, document: Any) -> ChatSession:
-    """Store an exported session as a new session; its events keep kind, payload and seq.
-
-    The session goes to the oldest profile with the same backend and folder, else to a
-    new profile "Imported · <name>" without the export's command, env and MCP servers
-    (those were redacted or belong to another machine).
-
-    Raises:
-        ValidationFailed: the document is not an Angelia session export.
-    """
-    if isinstance(document, dict) and document.get("format", FORMAT) != FORMAT:
-        raise ValidationFailed("file", f"unsupported export format {document.get('format')!r}")
-    try:
-        doc = _ExportIn.model_validate(document)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValidationFailed(
-            "file", f"not an Angelia session export ({where}: {first['msg']})"
-        ) from exc
-    ordered = sorted(doc.events, key=lambda e: e.seq)
-    if len({e.seq for e in ordered}) != len(ordered):
-        raise ValidationFailed("file", "the export lists an event sequence number twice")
-    chat = _create_from_export(engine, doc)
-    for n, event in enumerate(ordered, start=1):
-        payload = {k: v for k, v in (event.model_extra or {}).items() if k not in _ENVELOPE}
-        events.append(chat.id, event.kind, payload)
-        if n % _YIELD_EVERY == 0:
-            await asyncio.sleep(0)
-    await events.flush()
-    return chat
-
-
-def _create_from_export(engine: Engine, doc: _ExportIn) -> ChatSession:
-    backend = doc.profile.backend or doc.session.backend
-    with Session(engine) as db:
-        profile = db.exec(
-            select(Profile)
-            .where(col(Profile.backend) == backend, col(Profile.cwd) == doc.profile.cwd)
-            .order_by(col(Profile.created_at))
-        ).first()
-        if profile is None:
-            data = doc.profile.model_dump(exclude={"name", "backend"})
-            name = doc.profile.name
-            name = name if name.startswith("Imported · ") else f"Imported · {name}"
-            profile = Profile(name=name, backend=backend, **data)
-            db.add(profile)
-            db.flush()
-        s = doc.session
-        now = utcnow()
-        chat = ChatSession(
-            profile_id=profile.id,
-            backend=s.backend,
-            backend_session_id=s.backend_session_id,
-            title=s.title,
-            status="idle",
-            cost_usd=s.cost_usd,
-            input_tokens=s.input_tokens,
-            output_tokens=s.output_tokens,
-            turns=s.turns,
-            permission_mode=s.permission_mode,
-            created_at=s.created_at or now,
-            updated_at=s.updated_at or now,
-        )
-        db.add(chat)
-        db.commit()
-        db.refresh(chat)
-        return chat

@@ -11,21 +11,30 @@ from __future__ import annotations
 import asyncio
 
 from app.services.eventlog import EventLog
+from app.services.follow import Follower
 from app.services.manager import SessionManager
 
 
 class Stopper:
-    def __init__(self, events: EventLog, manager: SessionManager, grace: float) -> None:
+    def __init__(
+        self, events: EventLog, manager: SessionManager, grace: float, follower: Follower
+    ) -> None:
         self._events = events
         self._manager = manager
         self._grace = grace
+        self._follower = follower
         self._task: asyncio.Task[None] | None = None
 
     def begin(self) -> None:
         """Start stopping (on the event loop's thread); later calls change nothing."""
         if self._task is None:
             self._events.close_streams()
-            self._task = asyncio.get_running_loop().create_task(self._manager.shutdown(self._grace))
+            self._follower.begin_close()
+            self._task = asyncio.get_running_loop().create_task(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        # Both bounded: watchers end within STOP_TIMEOUT_S, backends within the grace.
+        await asyncio.gather(self._follower.close(), self._manager.shutdown(self._grace))
 
     async def _stop(self) -> None:
         try:

@@ -23,7 +23,7 @@ from app.db.models import ChatSession
 from app.services.eventlog import EventLog
 from app.services.importer import find_transcripts
 
-__all__ = ["TerminalSession", "recent_sessions"]
+__all__ = ["TerminalSession", "claude_folders", "is_imported", "recent_sessions"]
 
 # How far into a transcript to look for its folder and first prompt.
 HEAD_LINES = 200
@@ -128,7 +128,7 @@ def recent_sessions(
     out = []
     for path, stat in sorted(recent, key=lambda r: -r[1].st_mtime):
         chat = chats.get(path.stem)
-        if chat is not None and not _imported(events, chat.id):
+        if chat is not None and not is_imported(events, chat.id):
             continue  # a session Angelia runs itself
         cwd, title = _head(path)
         out.append(
@@ -146,6 +146,7 @@ def recent_sessions(
     return out
 
 
-def _imported(events: EventLog, session_id: str) -> bool:
+def is_imported(events: EventLog, session_id: str) -> bool:
+    """Whether the session began as an import (its first event is imported, or it has none)."""
     first = events.list(session_id, limit=1)
     return not first or bool(first[0].get("imported"))

@@ -36,6 +36,7 @@ from app.services import instructions, lineage, rulebook, search, store
 from app.services.images import decode_image
 from app.services.permissions import permission_to_dict
 from app.web.deps import SessionIdDep, StateDep
+from app.web.pages_terminal import refuse_if_followed
 from app.web.streaming import replay_then_follow
 
 router = APIRouter(prefix="/api")
@@ -196,6 +197,7 @@ async def send_message(session_id: str, body: MessageIn, state: StateDep) -> Acc
     edited or dropped through ``/queue``.
     """
     store.get_session(state.engine, session_id)
+    refuse_if_followed(state, session_id)
     images = [decode_image(i, img.media_type, img.data) for i, img in enumerate(body.images)]
     queued = await state.manager.send_message(session_id, body.text, images)
     return Accepted(queued=queued)

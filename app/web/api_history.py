@@ -14,7 +14,7 @@ from starlette.datastructures import UploadFile
 
 from app.errors import ValidationFailed
 from app.schemas import SessionPublic
-from app.services import changes, exporter, importer, store, terminal
+from app.services import changes, export_import, exporter, importer, store, terminal
 from app.services.importer import ClaudeImportReport
 from app.web.deps import StateDep
 
@@ -84,7 +84,7 @@ async def import_json(request: Request, state: StateDep) -> JsonImportOut:
     """Import a JSON export as a new session. Send the file as the request body, or as
     the ``file`` field of a multipart form."""
     document = _parse_json(await _uploaded_bytes(request))
-    chat = await importer.import_json_export(state.engine, state.events, document)
+    chat = await export_import.import_json_export(state.engine, state.events, document)
     return JsonImportOut(
         session=SessionPublic.model_validate(chat, from_attributes=True),
         events_added=state.events.last_seq(chat.id),

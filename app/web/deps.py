@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 
 from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
+from app.services.follow import Follower
 from app.services.lifecycle import Stopper
 from app.services.manager import SessionManager
 from app.settings import Settings
@@ -26,6 +27,7 @@ class AppState:
     token: str
     backends: BackendDetector
     stopper: Stopper
+    follower: Follower
 
 
 def get_state(request: Request) -> AppState:

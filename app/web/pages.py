@@ -20,6 +20,7 @@ from app.services.eventlog import EVENT_TABLE, EventDict
 from app.web.deps import AppState, SessionIdDep, StateDep
 from app.web.formatting import command_names, day_label
 from app.web.lookups import subagent_of
+from app.web.pages_terminal import follow_state, refuse_if_followed
 from app.web.streaming import replay_then_follow
 from app.web.transcript import (
     fold_events,
@@ -134,6 +135,8 @@ async def session_page(
 ) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
     profile = store.get_profile(state.engine, chat.profile_id)
+    # Before the events are read: following first imports what the terminal added since.
+    follow = await follow_state(state, chat, profile.cwd)
     latest = state.events.last_seq(session_id)
     if around is not None and around <= latest - PAGE_EVENTS:
         # A link to an event older than the tail (a search hit) opens on the events
@@ -173,6 +176,7 @@ async def session_page(
         "slash_commands": commands,
         "queue_held": _queue_held(state, session_id),
         "models": _models(state, session_id),
+        **follow,
     }
     return state.templates.TemplateResponse(request, "session.html", context)
 
@@ -252,6 +256,7 @@ async def send_message(
     except ValidationError as exc:
         return Response(_first_error(exc), status_code=422, media_type="text/plain")
     try:
+        refuse_if_followed(state, session_id)
         await state.manager.send_message(session_id, body.text)
     except AppError as exc:
         # The error is also stored as an event, so the transcript shows it.

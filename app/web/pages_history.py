@@ -21,7 +21,7 @@ from app.brains import available_backends
 from app.db.models import ChatSession, Profile
 from app.errors import AppError, ValidationFailed
 from app.schemas import SessionUpdate
-from app.services import importer, search, store, terminal
+from app.services import export_import, importer, search, store, terminal
 from app.services.importer import ClaudeImportReport
 from app.web.deps import AppState, StateDep
 from app.web.formatting import STATUS_LABELS, day_name
@@ -262,7 +262,7 @@ async def import_json(
             document = json.loads(raw)
         except (UnicodeDecodeError, ValueError) as exc:
             raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
-        chat = await importer.import_json_export(state.engine, state.events, document)
+        chat = await export_import.import_json_export(state.engine, state.events, document)
     except AppError as exc:
         return _sessions(request, state, _NO_FILTERS, import_error=exc.message, status_code=422)
     return RedirectResponse(f"/sessions/{chat.id}", status_code=303)

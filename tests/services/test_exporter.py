@@ -16,7 +16,7 @@ from app.errors import ValidationFailed
 from app.schemas import ProfileCreate
 from app.services import exporter, store
 from app.services.eventlog import EventLog
-from app.services.importer import import_json_export
+from app.services.export_import import import_json_export
 
 LONG_OUTPUT = "\n".join(f"line {n}" for n in range(1, 501))
 

@@ -1,10 +1,15 @@
-"""The history page's terminal sessions: listed with a badge, opened here by importing."""
+"""Terminal sessions: listed with a badge on the history page, opened here, followed live
+while the file grows (read-only), and continued here."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
+import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup
@@ -56,3 +61,94 @@ async def test_an_unknown_terminal_session_is_said(client: httpx.AsyncClient) ->
 async def test_no_recent_terminal_session_no_section(client: httpx.AsyncClient) -> None:
     page = BeautifulSoup((await client.get("/sessions")).text, "html.parser")
     assert page.select_one("#terminal-sessions") is None
+
+
+LEAF = "10000009-0000-4000-8000-000000000000"
+
+
+def next_turn(path: Path) -> None:
+    """What the terminal's CLI writes next: a prompt and its answer."""
+    base = {"sessionId": SHOP, "cwd": "/srv/demo/shop", "isSidechain": False}
+    prompt = base | {
+        "type": "user",
+        "uuid": "20000001-0000-4000-8000-000000000000",
+        "parentUuid": LEAF,
+        "timestamp": "2026-11-02T10:05:00Z",
+        "message": {"role": "user", "content": "How many files are there?"},
+    }
+    answer = base | {
+        "type": "assistant",
+        "uuid": "20000002-0000-4000-8000-000000000000",
+        "parentUuid": prompt["uuid"],
+        "timestamp": "2026-11-02T10:05:03Z",
+        "message": {
+            "id": "msg_live",
+            "role": "assistant",
+            "model": "claude-fake-1",
+            "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": "There are three files."}],
+        },
+    }
+    with path.open("a") as f:
+        f.write(json.dumps(prompt) + "\n" + json.dumps(answer) + "\n")
+
+
+async def events_of(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
+    r = await client.get(f"/api/sessions/{session_id}/events")
+    assert r.status_code == 200, r.text
+    events: list[dict[str, Any]] = r.json()["events"]
+    return events
+
+
+async def test_a_recent_terminal_session_is_followed_read_only(
+    client: httpx.AsyncClient,
+) -> None:
+    path = terminal_transcript()
+    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+    session_url = r.headers["location"]
+    session_id = session_url.rsplit("/", 1)[1]
+    page = BeautifulSoup((await client.get(session_url)).text, "html.parser")
+    banner = page.select_one("#follow-banner")
+    assert banner is not None
+    assert "Following this session live from its terminal" in banner.get_text()
+    assert page.select_one("#composer") is None
+    # Sending from here would make two CLIs write one session.
+    r = await client.post(f"/api/sessions/{session_id}/messages", json={"text": "hi"})
+    assert r.status_code == 409 and "Continue here" in r.json()["detail"]
+    r = await client.post(f"{session_url}/messages", data={"text": "hi"})
+    assert r.status_code == 409 and "Quit claude there" in r.text
+
+    before = len(await events_of(client, session_id))
+    next_turn(path)
+    deadline = time.monotonic() + 10
+    while True:
+        added = (await events_of(client, session_id))[before:]
+        if any(e["kind"] == "turn_end" for e in added) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    assert [(e["kind"], e.get("text")) for e in added] == [
+        ("user_message", "How many files are there?"),
+        ("assistant_message", "There are three files."),
+        ("turn_end", None),
+    ]
+
+    # No claude runs in that folder here: continuing is allowed, and it sticks.
+    r = await client.post(f"{session_url}/continue-here", follow_redirects=False)
+    assert r.status_code == 303
+    page = BeautifulSoup((await client.get(session_url)).text, "html.parser")
+    assert page.select_one("#follow-banner") is None
+    assert page.select_one("#composer") is not None
+    assert "Continued here" in page.select_one("#transcript").get_text()
+    report = (await client.post("/api/import/claude", json={"path": str(path)})).json()
+    assert report["files"][0]["status"] == "skipped"
+    assert "continued in Angelia" in report["files"][0]["reason"]
+
+
+async def test_an_old_terminal_session_is_not_followed(client: httpx.AsyncClient) -> None:
+    path = terminal_transcript()
+    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+    week_ago = time.time() - 7 * 86400
+    os.utime(path, (week_ago, week_ago))
+    page = BeautifulSoup((await client.get(r.headers["location"])).text, "html.parser")
+    assert page.select_one("#follow-banner") is None
+    assert page.select_one("#composer") is not None
