@@ -296,9 +296,10 @@ class _Markdown:
             self.parts.append(_fence(_truncate(str(e["detail"])), ""))
 
     def _note(self, e: JsonDict) -> None:
-        label = {"compact_summary": "Summary of the earlier conversation"}.get(
-            str(e.get("note")), "Note"
-        )
+        label = {
+            "compact_summary": "Summary of the earlier conversation",
+            "unknown_line": "A transcript line of a type Angelia does not know",
+        }.get(str(e.get("note")), "Note")
         self.parts.append(_quote(f"**{label}**\n\n{e.get('text') or ''}"))
 
     def _mode_changed(self, e: JsonDict) -> None:

@@ -23,7 +23,7 @@ from app.db.models import ChatSession
 from app.services.eventlog import EventLog
 from app.services.importer import find_transcripts
 
-__all__ = ["TerminalSession", "claude_folders", "is_imported", "recent_sessions"]
+__all__ = ["TerminalSession", "claude_folders", "is_imported", "recent_sessions", "transcript_cwd"]
 
 # How far into a transcript to look for its folder and first prompt.
 HEAD_LINES = 200
@@ -71,6 +71,11 @@ def _head(path: Path) -> tuple[str, str]:
     except OSError:
         pass
     return cwd, title
+
+
+def transcript_cwd(path: Path) -> str:
+    """The working folder a transcript names near its start ("" if none)."""
+    return _head(path)[0]
 
 
 def claude_folders(proc: Path = PROC) -> set[str] | None:

@@ -22,11 +22,13 @@ from app.db.models import ChatSession, Profile
 from app.errors import AppError, ValidationFailed
 from app.schemas import SessionUpdate
 from app.services import export_import, importer, search, store, terminal
+from app.services.follow import find_transcript
 from app.services.importer import ClaudeImportReport
 from app.web.deps import AppState, StateDep
 from app.web.formatting import STATUS_LABELS, day_name
 from app.web.markdown import clean_text
 from app.web.pages import _base_context
+from app.web.pages_terminal import open_transcript
 
 router = APIRouter(include_in_schema=False)
 
@@ -64,10 +66,10 @@ async def sessions_page(
         "from": date_from.strip(),
         "to": date_to.strip(),
     }
-    return _sessions(request, state, filters, cursor.strip())
+    return sessions_response(request, state, filters, cursor.strip())
 
 
-def _sessions(
+def sessions_response(
     request: Request,
     state: AppState,
     filters: dict[str, str],
@@ -212,7 +214,7 @@ def _report(report: ClaudeImportReport) -> dict[str, Any]:
 
 # -- imports -------------------------------------------------------------------------------
 
-_NO_FILTERS = {"profile": "", "backend": "", "status": "", "from": "", "to": ""}
+NO_FILTERS = {"profile": "", "backend": "", "status": "", "from": "", "to": ""}
 
 
 @router.post("/sessions/import/claude", response_class=HTMLResponse)
@@ -223,8 +225,9 @@ async def import_claude(request: Request, state: StateDep) -> HTMLResponse:
     try:
         report = await importer.import_claude(state.engine, state.events, path)
     except AppError as exc:
-        return _sessions(request, state, _NO_FILTERS, import_error=exc.message, status_code=422)
-    return _sessions(request, state, _NO_FILTERS, report=report)
+        why = exc.message
+        return sessions_response(request, state, NO_FILTERS, import_error=why, status_code=422)
+    return sessions_response(request, state, NO_FILTERS, report=report)
 
 
 @router.post("/sessions/import/claude/{backend_session_id}", response_model=None)
@@ -233,19 +236,19 @@ async def open_terminal_session(
 ) -> HTMLResponse | RedirectResponse:
     """Import one terminal session (or what it added since) and open it here."""
     projects = importer.default_projects_dir(state.settings)
+    path = find_transcript(projects, backend_session_id)
+    if path is None:
+        why = f"No Claude Code session {backend_session_id} under {projects}."
+        return sessions_response(request, state, NO_FILTERS, import_error=why, status_code=422)
     try:
-        found = [p for p in importer.find_transcripts(projects) if p.stem == backend_session_id]
-        if not found:
-            raise ValidationFailed(
-                "session", f"No Claude Code session {backend_session_id} under {projects}."
-            )
-        report = await importer.import_claude(state.engine, state.events, found[0])
-    except AppError as exc:
-        return _sessions(request, state, _NO_FILTERS, import_error=exc.message, status_code=422)
-    chat_id = report.files[0].chat_session_id if report.files else None
-    if chat_id is None:
-        return _sessions(request, state, _NO_FILTERS, report=report, status_code=422)
-    return RedirectResponse(f"/sessions/{chat_id}", status_code=303)
+        report = await open_transcript(state, path)
+    except OSError as exc:
+        why = f"Cannot read {path}: {exc.strerror or exc}"
+        return sessions_response(request, state, NO_FILTERS, import_error=why, status_code=422)
+    if report.chat_session_id is None:
+        summary = ClaudeImportReport(files=[report], lines_skipped=report.lines_skipped)
+        return sessions_response(request, state, NO_FILTERS, report=summary, status_code=422)
+    return RedirectResponse(f"/sessions/{report.chat_session_id}", status_code=303)
 
 
 @router.post("/sessions/import/json", response_model=None)
@@ -264,7 +267,8 @@ async def import_json(
             raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
         chat = await export_import.import_json_export(state.engine, state.events, document)
     except AppError as exc:
-        return _sessions(request, state, _NO_FILTERS, import_error=exc.message, status_code=422)
+        why = exc.message
+        return sessions_response(request, state, NO_FILTERS, import_error=why, status_code=422)
     return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
 
 

@@ -9,6 +9,7 @@ once the terminal's CLI has exited, and from then on the session is the app's ow
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -19,6 +20,7 @@ from app.db.models import ChatSession
 from app.errors import ConflictError
 from app.services import importer, store, terminal
 from app.services.follow import find_transcript
+from app.services.importer import FileReport
 from app.web.deps import AppState, StateDep
 
 router = APIRouter(include_in_schema=False)
@@ -40,6 +42,15 @@ def refuse_if_followed(state: AppState, session_id: str) -> None:
         )
 
 
+def _may_grow(state: AppState, path: Path, cwd: str) -> bool:
+    """Written lately, or a claude still runs in its folder: the CLI may add to it."""
+    try:
+        recent = time.time() - path.stat().st_mtime < RECENT_S
+    except OSError:
+        return False
+    return recent or bool(cwd and state.follower.cli_running(cwd))
+
+
 async def follow_state(state: AppState, chat: ChatSession, cwd: str) -> dict[str, Any]:
     """Start following the session's transcript if it may still grow; what the page shows."""
     if chat.backend != "claude" or not chat.backend_session_id:
@@ -49,13 +60,7 @@ async def follow_state(state: AppState, chat: ChatSession, cwd: str) -> dict[str
             return {"following": False}
         projects = importer.default_projects_dir(state.settings)
         path = find_transcript(projects, chat.backend_session_id)
-        if path is None:
-            return {"following": False}
-        try:
-            recent = time.time() - path.stat().st_mtime < RECENT_S
-        except OSError:
-            return {"following": False}
-        if not (recent or state.follower.cli_running(cwd)):
+        if path is None or not _may_grow(state, path, cwd):
             return {"following": False}
         await state.follower.follow(path)
     following = state.follower.is_following(chat.id)
@@ -63,6 +68,14 @@ async def follow_state(state: AppState, chat: ChatSession, cwd: str) -> dict[str
         "following": following,
         "terminal_running": state.follower.cli_running(cwd) if following else None,
     }
+
+
+async def open_transcript(state: AppState, path: Path) -> FileReport:
+    """Import a terminal session; one the CLI may still add to is followed from now on,
+    so the turn it is in the middle of is not closed early."""
+    if _may_grow(state, path, terminal.transcript_cwd(path)):
+        return await state.follower.follow(path)
+    return (await importer.import_claude(state.engine, state.events, path)).files[0]
 
 
 @router.post("/sessions/{session_id}/continue-here", response_model=None)

@@ -89,8 +89,9 @@ def next_turn(path: Path) -> None:
             "content": [{"type": "text", "text": "There are three files."}],
         },
     }
+    unknown = {"type": "hologram-state", "sessionId": SHOP, "beams": "<b>3</b>"}
     with path.open("a") as f:
-        f.write(json.dumps(prompt) + "\n" + json.dumps(answer) + "\n")
+        f.write("\n".join(json.dumps(o) for o in (prompt, unknown, answer)) + "\n")
 
 
 async def events_of(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
@@ -128,6 +129,7 @@ async def test_a_recent_terminal_session_is_followed_read_only(
         await asyncio.sleep(0.05)
     assert [(e["kind"], e.get("text")) for e in added] == [
         ("user_message", "How many files are there?"),
+        ("note", json.dumps({"type": "hologram-state", "sessionId": SHOP, "beams": "<b>3</b>"})),
         ("assistant_message", "There are three files."),
         ("turn_end", None),
     ]
@@ -139,6 +141,11 @@ async def test_a_recent_terminal_session_is_followed_read_only(
     assert page.select_one("#follow-banner") is None
     assert page.select_one("#composer") is not None
     assert "Continued here" in page.select_one("#transcript").get_text()
+    # The line of an unknown type: folded, as text (its markup is not markup).
+    raw = page.select_one("#transcript details.raw-line")
+    assert raw is not None and raw.select_one("summary code").get_text() == "hologram-state"
+    assert '"beams": "<b>3</b>"' in raw.select_one("pre").get_text()
+    assert raw.select_one("pre b") is None
     report = (await client.post("/api/import/claude", json={"path": str(path)})).json()
     assert report["files"][0]["status"] == "skipped"
     assert "continued in Angelia" in report["files"][0]["reason"]
@@ -146,9 +153,10 @@ async def test_a_recent_terminal_session_is_followed_read_only(
 
 async def test_an_old_terminal_session_is_not_followed(client: httpx.AsyncClient) -> None:
     path = terminal_transcript()
-    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
     week_ago = time.time() - 7 * 86400
     os.utime(path, (week_ago, week_ago))
+    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+    assert r.status_code == 303
     page = BeautifulSoup((await client.get(r.headers["location"])).text, "html.parser")
     assert page.select_one("#follow-banner") is None
     assert page.select_one("#composer") is not None
