@@ -9,38 +9,21 @@ entries that are not meta. Nothing here touches the database.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from app.brains.claude_protocol import ClaudeStreamParser
 from app.brains.events import BrainEvent, TurnEnded
+from app.services.claude_reader import JsonDict, RawLine, Transcript
 from app.services.store import title_from_message
 
-JsonDict = dict[str, Any]
 Emitted = tuple[str, JsonDict]
 
 # How much of an unknown line is shown; the rest is in the file.
 RAW_LIMIT = 4000
 
-_ENTRY_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})
-# Lines the CLI writes for its own bookkeeping (titles, queue, request records, costs):
-# nothing in them is shown. A type in neither set is shown raw (measured with 2.1.332).
-_BOOKKEEPING = frozenset(
-    {
-        "summary", "custom-title", "ai-title", "tag", "agent-name", "agent-color",
-        "agent-setting", "last-prompt", "queue-operation", "file-history-snapshot",
-        "atis-latch", "api-request", "api-request-shape", "api-request-blob", "cost-state",
-        "tools-used", "pr-link", "mode", "worktree-state", "content-replacement",
-        "attribution-snapshot", "marble-origami-commit", "marble-origami-snapshot",
-        "speculation-accept", "isolation-latch", "session-owner", "derived-from",
-    }
-)  # fmt: skip
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]")
 # Prompts the CLI writes on the user's behalf; none of them names what a session is about.
 _NOT_A_PROMPT = re.compile(
@@ -50,102 +33,6 @@ _NOT_A_PROMPT = re.compile(
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _COMMAND_OUTPUT = re.compile(r"<local-command-stdout>(.*?)</local-command-stdout>", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class RawLine:
-    """A line of a type the app does not know, kept to be shown as it is."""
-
-    line: int
-    type: str
-    text: str
-
-    @property
-    def key(self) -> str:
-        # Such lines carry no uuid; their text identifies them for a later import.
-        return "line:" + hashlib.sha1(self.text.encode(), usedforsecurity=False).hexdigest()[:20]
-
-
-@dataclass
-class Transcript:
-    """One parsed file: its conversation entries in file order plus what titles it."""
-
-    session_id: str
-    entries: list[JsonDict] = field(default_factory=list)
-    lines: int = 0
-    malformed: int = 0
-    custom_title: str = ""
-    ai_title: str = ""
-    summary: str = ""
-    # Where each entry is in the file (by uuid), and the lines of unknown types.
-    line_of: dict[str, int] = field(default_factory=dict)
-    unknown: list[RawLine] = field(default_factory=list)
-
-    @property
-    def cwd(self) -> str:
-        return next((e["cwd"] for e in self.entries if isinstance(e.get("cwd"), str)), "")
-
-
-class TranscriptReader:
-    """Reads a transcript file, and then what the CLI has added to it since.
-
-    With ``complete_only`` a last line without its newline is left for the next read:
-    the CLI may be half-way through writing it.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.transcript = Transcript(session_id=path.stem)
-        self._offset = 0
-
-    def read(self, *, complete_only: bool = False) -> int:
-        """Parse the lines added since the last read; returns how many there were."""
-        with self.path.open("rb") as f:
-            if os.fstat(f.fileno()).st_size < self._offset:
-                # Rewritten rather than appended to: start again (imports skip what they hold).
-                self.transcript, self._offset = Transcript(session_id=self.path.stem), 0
-            before = self.transcript.lines
-            f.seek(self._offset)
-            for raw in f:
-                if complete_only and not raw.endswith(b"\n"):
-                    break
-                self._offset += len(raw)
-                if raw.strip():
-                    self._add(raw)
-        return self.transcript.lines - before
-
-    def _add(self, raw: bytes) -> None:
-        out = self.transcript
-        out.lines += 1
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
-            out.malformed += 1
-            return
-        for key, attr in (("customTitle", "custom_title"), ("aiTitle", "ai_title")):
-            if isinstance(obj.get(key), str) and obj[key].strip():
-                setattr(out, attr, obj[key].strip())
-        kind = obj.get("type")
-        if kind == "summary" and isinstance(obj.get("summary"), str):
-            out.summary = obj["summary"].strip() or out.summary
-        uuid = obj.get("uuid")
-        if kind in _ENTRY_TYPES:
-            # A repeated uuid would put one entry in the thread twice; the first one counts.
-            if isinstance(uuid, str) and uuid not in out.line_of:
-                out.line_of[uuid] = out.lines
-                out.entries.append(obj)
-        elif kind not in _BOOKKEEPING:
-            text = raw.decode("utf-8", "replace").strip()
-            out.unknown.append(RawLine(out.lines, kind if isinstance(kind, str) else "", text))
-
-
-def read_transcript(path: Path) -> Transcript:
-    """Parse a whole file; lines that are not JSON objects are counted, never fatal."""
-    reader = TranscriptReader(path)
-    reader.read()
-    return reader.transcript
 
 
 def main_thread(entries: list[JsonDict]) -> list[JsonDict]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from watchfiles import Change, awatch
 
+from app.errors import ConflictError
 from app.services import importer, terminal
 from app.services.eventlog import EventLog
 from app.services.importer import FileReport, TranscriptImport
@@ -151,6 +152,29 @@ class Follower:
         following.stop.set()
         await asyncio.wait({following.task}, timeout=STOP_TIMEOUT_S)
         await self._finish(following)
+        return True
+
+    async def take_over(self, chat_id: str, cwd: str) -> bool:
+        """End the following so the app can continue the session; False if none ran.
+
+        Raises:
+            ConflictError: a ``claude`` still runs in the session's folder.
+        """
+        if self.cli_running(cwd):
+            raise ConflictError(
+                f"claude still runs in {cwd}: quit it in its terminal first, "
+                "then continue here again."
+            )
+        if not await self.stop(chat_id):
+            return False
+        # Not an imported event: from here on the session is the app's, and neither an
+        # import nor a page load follows the file into it again.
+        self._events.append(
+            chat_id,
+            "note",
+            {"text": "Continued here: the terminal's CLI had ended.", "note": "continued"},
+        )
+        await self._events.flush()
         return True
 
     def begin_close(self) -> None:

@@ -21,16 +21,8 @@ from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession, Event, Profile, utcnow
 from app.errors import ValidationFailed
-from app.services.claude_transcripts import (
-    EventBuilder,
-    JsonDict,
-    RawLine,
-    Transcript,
-    TranscriptReader,
-    conversation,
-    parse_time,
-    title_for,
-)
+from app.services.claude_reader import JsonDict, RawLine, Transcript, TranscriptReader
+from app.services.claude_transcripts import EventBuilder, conversation, parse_time, title_for
 from app.services.eventlog import EventLog
 from app.settings import Settings
 

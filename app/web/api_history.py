@@ -150,3 +150,20 @@ async def claude_live(
     return await asyncio.to_thread(
         terminal.recent_sessions, state.engine, state.events, projects, minutes=minutes
     )
+
+
+class ContinuedOut(BaseModel):
+    session_id: str
+    # Whether a following was ended; False when the session was not being followed.
+    was_following: bool
+
+
+@router.post("/sessions/{session_id}/continue-here", tags=["history"])
+async def continue_here(session_id: str, state: StateDep) -> ContinuedOut:
+    """Take over a session followed from its terminal, once that terminal's CLI has exited:
+    the rest of its transcript is imported and messages can be sent from then on.
+    409 while a ``claude`` still runs in the session's folder."""
+    chat = store.get_session(state.engine, session_id)
+    cwd = store.get_profile(state.engine, chat.profile_id).cwd
+    was_following = await state.follower.take_over(chat.id, cwd)
+    return ContinuedOut(session_id=session_id, was_following=was_following)

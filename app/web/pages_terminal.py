@@ -37,8 +37,9 @@ def refuse_if_followed(state: AppState, session_id: str) -> None:
     """
     if state.follower.is_following(session_id):
         raise ConflictError(
-            "This session is running in a terminal and is only followed here. "
-            "Quit claude there, then press Continue here to send messages from this page."
+            "This session is running in a terminal and is only followed here. Quit claude "
+            f"there, then press Continue here (POST /api/sessions/{session_id}/continue-here) "
+            "to send messages from here."
         )
 
 
@@ -83,20 +84,9 @@ async def continue_here(session_id: str, state: StateDep) -> Response:
     """Stop following the terminal session and take it over, once its CLI has exited."""
     chat = store.get_session(state.engine, session_id)
     cwd = store.get_profile(state.engine, chat.profile_id).cwd
-    if state.follower.cli_running(cwd):
-        why = (
-            f"claude still runs in {cwd}: quit it in its terminal first, "
-            "then press Continue here again."
-        )
-        query = urlencode({"continue_error": why})
+    try:
+        await state.follower.take_over(chat.id, cwd)
+    except ConflictError as exc:
+        query = urlencode({"continue_error": exc.message})
         return RedirectResponse(f"/sessions/{session_id}?{query}#follow-banner", status_code=303)
-    if await state.follower.stop(session_id):
-        # Not an imported event: from here on the session is the app's, and neither an
-        # import nor a page load follows the file into it again.
-        state.events.append(
-            session_id,
-            "note",
-            {"text": "Continued here: the terminal's CLI had ended.", "note": "continued"},
-        )
-        await state.events.flush()
     return RedirectResponse(f"/sessions/{session_id}", status_code=303)

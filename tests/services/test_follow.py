@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 
 from app.db.engine import open_database
 from app.services import importer
-from app.services.claude_transcripts import TranscriptReader
+from app.services.claude_reader import TranscriptReader
 from app.services.eventlog import EventLog
 from app.services.follow import Follower, find_transcript
 

@@ -7,12 +7,15 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup
+
+from tests.helpers import fake_cli
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"
 SHOP = "11111111-1111-4111-8111-111111111111"
@@ -160,3 +163,38 @@ async def test_an_old_terminal_session_is_not_followed(client: httpx.AsyncClient
     page = BeautifulSoup((await client.get(r.headers["location"])).text, "html.parser")
     assert page.select_one("#follow-banner") is None
     assert page.select_one("#composer") is not None
+
+
+async def test_continue_here_waits_for_the_terminal_cli_to_exit(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    # The transcript names a real folder, in which a process called claude runs.
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    path = terminal_transcript()
+    path.write_text(path.read_text().replace('"/srv/demo/shop"', json.dumps(str(folder))))
+    (tmp_path / "bin").mkdir()
+    claude = fake_cli(tmp_path / "bin", "claude", "time.sleep(60)")
+    cli = subprocess.Popen([str(claude)], cwd=folder)
+    try:
+        r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+        session_url = r.headers["location"]
+        session_id = session_url.rsplit("/", 1)[1]
+        page = BeautifulSoup((await client.get(session_url)).text, "html.parser")
+        assert "claude still runs in" in page.select_one("#follow-running").get_text()
+
+        r = await client.post(f"/api/sessions/{session_id}/continue-here")
+        assert r.status_code == 409 and "quit it in its terminal first" in r.json()["detail"]
+        r = await client.post(f"{session_url}/continue-here", follow_redirects=True)
+        error = BeautifulSoup(r.text, "html.parser").select_one("#continue-error")
+        assert error is not None and str(folder) in error.get_text()
+        assert BeautifulSoup(r.text, "html.parser").select_one("#composer") is None
+    finally:
+        cli.kill()
+        cli.wait()
+    r = await client.post(f"/api/sessions/{session_id}/continue-here")
+    assert r.status_code == 200 and r.json() == {"session_id": session_id, "was_following": True}
+    r = await client.post(f"/api/sessions/{session_id}/continue-here")
+    assert r.json()["was_following"] is False
+    r = await client.post(f"/api/sessions/{session_id}/messages", json={"text": "hi"})
+    assert r.status_code != 409
