@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,6 +106,7 @@ class Follower:
         loop = asyncio.get_running_loop()
         quiet_since = loop.time()
         caught_up = False
+        running = self.cli_running(following.cwd)
         try:
             async for changes in awatch(
                 path.parent,
@@ -123,9 +125,12 @@ class Follower:
                     quiet_since = loop.time()
                     async with importer.lock(self._events):
                         await following.transcript.step(keep_open=True)
-                elif loop.time() - quiet_since > self._idle_s and not self.cli_running(
-                    following.cwd
-                ):
+                    continue
+                # A quiet spell: has the terminal's CLI gone meanwhile?
+                was_running, running = running, self.cli_running(following.cwd)
+                if was_running and running is False:
+                    await self._say_exited(chat_id)
+                if loop.time() - quiet_since > self._idle_s and not running:
                     break
         except Exception:
             # A vanished folder or an unreadable file ends the following, never the app.
@@ -135,6 +140,18 @@ class Follower:
             self._by_chat.pop(chat_id, None)
         if not following.stop.is_set():
             await self._finish(following)
+
+    async def _say_exited(self, chat_id: str) -> None:
+        # Marked imported like the file's lines: it is not a turn of the app's, and a
+        # later import or following of the file must still take the session for its own.
+        note = {
+            "text": "claude has exited in its terminal: Continue here to go on with it here.",
+            "note": "terminal_exited",
+            "imported": True,
+            "uuid": f"terminal-exited:{uuid.uuid4()}",
+        }
+        self._events.append(chat_id, "note", note)
+        await self._events.flush()
 
     async def _finish(self, following: _Following) -> None:
         """Import the rest and close the last turn: the CLI has let go of the file."""

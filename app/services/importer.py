@@ -132,6 +132,7 @@ class TranscriptImport:
     lines of unknown types by their text. With ``keep_open`` the last turn stays open
     until the file shows it ended (the CLI may still be working on it) and a half-written
     last line waits for its end; otherwise the step closes it, as a finished file needs.
+    Steps must not overlap: callers hold ``lock``.
     """
 
     def __init__(self, engine: Engine, events: EventLog, path: Path) -> None:
@@ -153,11 +154,15 @@ class TranscriptImport:
         if followed.get(str(self.path.resolve())) is self:
             del followed[str(self.path.resolve())]
 
-    async def step(self, *, keep_open: bool) -> FileReport:
+    def _parse(self, keep_open: bool) -> tuple[Transcript, list[JsonDict], str]:
         self._reader.read(complete_only=keep_open)
         transcript = self._reader.transcript
         thread = conversation(transcript)
-        title = title_for(transcript, thread)
+        return transcript, thread, title_for(transcript, thread)
+
+    async def step(self, *, keep_open: bool) -> FileReport:
+        # Parsed off the event loop: a long transcript must not stall the live sessions.
+        transcript, thread, title = await asyncio.to_thread(self._parse, keep_open)
         report = FileReport(
             path=str(self.path),
             backend_session_id=transcript.session_id,

@@ -179,7 +179,7 @@ def _row(
         "turns": chat.turns,
         "cost_usd": chat.cost_usd,
         "status": chat.status,
-        "live": state.manager.is_live(chat.id),
+        "live": state.manager.is_live(chat.id) or state.follower.is_following(chat.id),
         "pending": pending.get(chat.id, 0),
         "day": _local(chat.updated_at).date(),
     }

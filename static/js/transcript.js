@@ -107,7 +107,16 @@
       commands: items.onCommands,
       status: items.onStatus,
       session_info: items.onSessionInfo,
+      note: onNote,
     };
+
+    // A followed terminal session whose CLI exits: the banner stops saying it runs.
+    function onNote(data) {
+      var running = document.getElementById("follow-running");
+      if (running && A.parseFragment(data).querySelector("[data-note='terminal_exited']")) {
+        running.textContent = "Its CLI has exited: it can be continued here.";
+      }
+    }
 
     log.addEventListener("htmx:sseBeforeMessage", function (evt) {
       var msg = evt.detail;

@@ -114,10 +114,23 @@ async def test_a_terminal_session_is_followed_live_then_continued_here(
     events = (await client.get(f"/api/sessions/{session_id}/events")).json()["events"]
     kinds = [e["kind"] for e in events]
     assert kinds.count("turn_end") == 1, kinds
+    assert kinds[:5] == [
+        "user_message",
+        "tool_call",
+        "tool_result",
+        "assistant_message",
+        "turn_end",
+    ]
     [result] = of_kind(events, "tool_result")
     assert "slept" in str(result.get("output"))
 
-    # The terminal's CLI is gone: continue here, and the app resumes that session.
+    # The page learns that the terminal's CLI is gone (within the follower's check spell).
+    await expect(page.locator("#follow-running")).to_have_text(
+        "Its CLI has exited: it can be continued here.", timeout=WAIT_S * 1000
+    )
+    await expect(page.locator("[data-note='terminal_exited']")).to_have_count(1)
+
+    # Continue here, and the app resumes that session.
     await page.get_by_role("button", name="Continue here").click()
     await expect(page.locator("#follow-banner")).to_have_count(0)
     await page.locator("#composer-text").fill("and now from here")

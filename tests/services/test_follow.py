@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -256,3 +257,33 @@ def test_find_transcript(tmp_path: Path, transcript: Path) -> None:
     assert find_transcript(tmp_path / "projects", SID) == transcript
     assert find_transcript(tmp_path / "projects", "../x") is None
     assert find_transcript(tmp_path / "nowhere", SID) is None
+
+
+async def test_the_terminal_cli_exiting_is_said_once(
+    db: tuple[Engine, EventLog], transcript: Path, tmp_path: Path
+) -> None:
+    # A /proc with one claude whose working folder is the session's.
+    proc = tmp_path / "fakeproc"
+    (proc / "4242").mkdir(parents=True)
+    (proc / "4242" / "cmdline").write_bytes(b"node\0/usr/lib/claude-code/cli.js\0-p\0")
+    (proc / "4242" / "cwd").symlink_to(CWD)
+    transcript.write_text(line(PROMPT) + line(CALL))
+    follower = Follower(db[0], db[1], idle_s=3600, check_ms=100, proc=proc)
+    try:
+        chat_id = (await follower.follow(transcript)).chat_session_id
+        assert chat_id is not None
+        assert follower.cli_running(CWD) is True
+        await asyncio.sleep(0.5)
+        assert "note" not in kinds(db[1], chat_id)
+        shutil.rmtree(proc / "4242")
+        await wait_for(lambda: "note" in kinds(db[1], chat_id), "the exit said")
+        await asyncio.sleep(0.5)
+        notes = [e for e in db[1].list(chat_id) if e["kind"] == "note"]
+        assert [n["note"] for n in notes] == ["terminal_exited"]
+        assert notes[0]["imported"] is True
+        # Still followed (the file may yet grow), and still the terminal's session.
+        assert follower.is_following(chat_id)
+        again = await importer.import_claude(db[0], db[1], transcript)
+        assert again.files[0].status == "unchanged"
+    finally:
+        await follower.close()
