@@ -161,14 +161,16 @@ class Follower:
         except OSError as exc:
             log.warning("could not read %s to the end: %s", following.transcript.path, exc)
 
-    async def stop(self, chat_id: str) -> bool:
-        """Stop following a session and import the rest; False if it was not followed."""
+    async def stop(self, chat_id: str, *, finish: bool = True) -> bool:
+        """Stop following a session and (with ``finish``) import the rest; False if it
+        was not followed. A session about to be deleted is stopped without ``finish``."""
         following = self._by_chat.get(chat_id)
         if following is None or following.task is None:
             return False
         following.stop.set()
         await asyncio.wait({following.task}, timeout=STOP_TIMEOUT_S)
-        await self._finish(following)
+        if finish:
+            await self._finish(following)
         return True
 
     async def take_over(self, chat_id: str, cwd: str) -> bool:

@@ -161,6 +161,8 @@ async def rename_session(session_id: str, body: SessionUpdate, state: StateDep) 
 @router.delete("/sessions/{session_id}", status_code=204, tags=["sessions"])
 async def delete_session(session_id: str, state: StateDep) -> None:
     """Delete a session with its events, permission requests and search rows."""
+    # Nothing may import into the session while or after it is deleted.
+    await state.follower.stop(session_id, finish=False)
     await state.manager.delete_session(session_id)
 
 

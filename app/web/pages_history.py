@@ -333,5 +333,7 @@ async def rename(session_id: str, state: StateDep, title: Annotated[str, Form()]
 
 @router.post("/sessions/{session_id}/delete", response_model=None)
 async def delete(session_id: str, state: StateDep) -> Response:
+    # Nothing may import into the session while or after it is deleted.
+    await state.follower.stop(session_id, finish=False)
     await state.manager.delete_session(session_id)
     return RedirectResponse("/sessions", status_code=303)

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup
 
+from app.settings import Settings
 from tests.helpers import fake_cli
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"
@@ -198,3 +200,22 @@ async def test_continue_here_waits_for_the_terminal_cli_to_exit(
     assert r.json()["was_following"] is False
     r = await client.post(f"/api/sessions/{session_id}/messages", json={"text": "hi"})
     assert r.status_code != 409
+
+
+async def test_deleting_a_followed_session_ends_the_following(
+    client: httpx.AsyncClient, settings: Settings
+) -> None:
+    path = terminal_transcript()
+    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+    session_id = r.headers["location"].rsplit("/", 1)[1]
+    assert (await client.get(f"/sessions/{session_id}")).status_code == 200
+    assert (await client.delete(f"/api/sessions/{session_id}")).status_code == 204
+
+    next_turn(path)
+    await asyncio.sleep(1.0)  # the follower would have stored the turn by now
+    with sqlite3.connect(settings.db_path) as db:
+        (left,) = db.execute("SELECT count(*) FROM event WHERE session_id = ?", (session_id,))
+    assert left == (0,)
+    # Opening it again imports the whole file into a new session.
+    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+    assert r.headers["location"] != f"/sessions/{session_id}"
