@@ -64,6 +64,8 @@ def rewind_answer(cwd: Path) -> dict[str, Any]:
 
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_projects"
+SHOP = "11111111-1111-4111-8111-111111111111"
 
 
 @pytest.fixture
@@ -365,5 +367,27 @@ async def test_screenshot_of_the_changes_tab(
         await page.goto(f"{server.url}/sessions/{sid}/changes?token={TOKEN}")
         await expect(page.locator("#changes-files li")).to_have_count(2)
         await page.screenshot(path=str(out / "changes.png"))
+    finally:
+        await context.close()
+
+
+async def test_screenshot_of_a_followed_terminal_session(
+    browser: Browser, server: LiveServer, client: httpx.AsyncClient, shots: tuple[Path, Path]
+) -> None:
+    out, cwd = shots
+    await make_profile(client, cwd, name="app")
+    fixture = FIXTURES / "-srv-demo-shop" / f"{SHOP}.jsonl"
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-src-app"
+    folder.mkdir(parents=True)
+    text_ = fixture.read_text().replace("/srv/demo/shop", str(cwd))
+    (folder / fixture.name).write_text(text_)
+    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+    assert r.status_code == 303, r.text
+    context = await browser.new_context(viewport=SIZE, color_scheme="light")
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}{r.headers['location']}?token={TOKEN}")
+        await expect(page.locator("#follow-banner")).to_be_visible()
+        await page.screenshot(path=str(out / "terminal.png"))
     finally:
         await context.close()
