@@ -13,7 +13,9 @@ dir and times, from an HTTP client on 127.0.0.1:
   (``/sessions/{id}/earlier``);
 * the API's first and next page of events, oldest and newest first;
 * ``/api/search`` for a common word, a rare word, a prefix, and within one session;
-* ``/api/usage`` summed per day and per model over every turn, and the ``/usage`` page.
+* ``/api/usage`` summed per day and per model over every turn, and the ``/usage`` page;
+* the History page and ``/api/claude/live`` with ``--transcripts`` Claude Code transcripts
+  in the projects folder, 20 of them written lately (the History page lists those).
 
 Run inside ``.ci/in-netns`` for a loopback-only network.
 """
@@ -172,12 +174,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(data_dir: Path, log_path: Path) -> Iterator[str]:
+def serving(data_dir: Path, log_path: Path, claude_config: Path) -> Iterator[str]:
     """``angelia serve`` on ``data_dir`` until the block ends; yields its base URL."""
     import httpx
 
     port = free_port()
-    env = {**os.environ, "ANGELIA_TOKEN": TOKEN}
+    env = {**os.environ, "ANGELIA_TOKEN": TOKEN, "CLAUDE_CONFIG_DIR": str(claude_config)}
     env.pop("ANGELIA_DATA_DIR", None)
     with open(log_path, "wb") as log:
         server = subprocess.Popen(
@@ -205,6 +207,27 @@ def serving(data_dir: Path, log_path: Path) -> Iterator[str]:
                 server.kill()
 
 
+RECENT_TRANSCRIPTS = 20
+
+
+def write_transcripts(claude_config: Path, count: int) -> None:
+    """``count`` small transcripts in 50 project folders; all but 20 written days ago."""
+    old = time.time() - 3 * 86400
+    for n in range(count):
+        folder = claude_config / "projects" / f"-srv-project-{n % 50}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{n:08d}-0000-4000-8000-000000000000.jsonl"
+        entry = {
+            "type": "user",
+            "uuid": f"u{n}",
+            "cwd": f"/srv/project-{n % 50}",
+            "message": {"role": "user", "content": f"task number {n}"},
+        }
+        path.write_text(json.dumps(entry) + "\n")
+        if n >= RECENT_TRANSCRIPTS:
+            os.utime(path, (old, old))
+
+
 def timed(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
     fn()  # warm caches (SQLite pages, Jinja templates, statement cache)
     samples = []
@@ -226,6 +249,9 @@ def main() -> int:
     parser.add_argument("--total", type=int, default=100_000, help="events in all sessions")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--transcripts", type=int, default=5_000, help="Claude Code transcripts on disk"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
@@ -237,9 +263,11 @@ def main() -> int:
         long_id, fill_s = fill(data_dir, args.events, args.total, args.seed)
         say(f"filled {args.total:,} events ({args.events:,} in one session) in {fill_s:.1f} s")
         say(f"database {sum(f.stat().st_size for f in data_dir.iterdir()) / 2**20:.1f} MiB")
+        claude_config = Path(tmp) / "claude-config"
+        write_transcripts(claude_config, args.transcripts)
         results: dict[str, dict[str, float]] = {}
         with (
-            serving(data_dir, Path(tmp) / "server.log") as base,
+            serving(data_dir, Path(tmp) / "server.log", claude_config) as base,
             httpx.Client(
                 base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
             ) as c,
@@ -290,6 +318,13 @@ def main() -> int:
                     "/api/usage?group=model", lambda r: len(r.json()["groups"]) == 3
                 ),
                 "usage page (30 days)": get("/usage", lambda r: "cost-chart" in r.text),
+                f"history page ({args.transcripts:,} transcripts)": get(
+                    "/sessions", lambda r: 'id="terminal-sessions"' in r.text
+                ),
+                "terminal sessions API": get(
+                    "/api/claude/live?minutes=60",
+                    lambda r: len(r.json()) == min(RECENT_TRANSCRIPTS, args.transcripts),
+                ),
             }
             for name, fn in cases.items():
                 results[name] = timed(fn, args.repeat)

@@ -21,7 +21,6 @@ from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession
 from app.services.eventlog import EventLog
-from app.services.importer import find_transcripts
 
 __all__ = ["TerminalSession", "claude_folders", "is_imported", "recent_sessions", "transcript_cwd"]
 
@@ -114,14 +113,7 @@ def recent_sessions(
     if not projects.is_dir():
         return []
     cutoff = (now or datetime.now(UTC)).timestamp() - minutes * 60
-    recent = []
-    for path in find_transcripts(projects):
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        if stat.st_mtime >= cutoff:
-            recent.append((path, stat))
+    recent = _written_since(projects, cutoff)
     if not recent:
         return []
     with Session(engine) as db:
@@ -149,6 +141,37 @@ def recent_sessions(
             )
         )
     return out
+
+
+def _written_since(projects: Path, cutoff: float) -> list[tuple[Path, os.stat_result]]:
+    """The transcripts ``<projects>/<folder>/<id>.jsonl`` modified since ``cutoff``.
+
+    One ``stat`` per file through ``scandir``: the History page runs this on every load,
+    and a projects folder holds thousands of transcripts after a few months.
+    """
+    found = []
+    for folder in _scan(projects):
+        if not folder.is_dir():
+            continue
+        for entry in _scan(Path(folder.path)):
+            # Subagent transcripts (agent-*.jsonl) are not conversations of their own.
+            if not entry.name.endswith(".jsonl") or entry.name.startswith("agent-"):
+                continue
+            try:
+                stat = entry.stat()
+            except OSError:
+                continue  # removed meanwhile
+            if stat.st_mtime >= cutoff and entry.is_file():
+                found.append((Path(entry.path), stat))
+    return found
+
+
+def _scan(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError:
+        return []
 
 
 def is_imported(events: EventLog, session_id: str) -> bool:
