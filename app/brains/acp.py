@@ -1,8 +1,9 @@
 """Any Agent Client Protocol agent as a brain, on the official ``agent-client-protocol`` SDK.
 
-Three layers: ``AgentProcess`` owns the child (own process group, death signal,
-drained stderr), ``AcpSession`` speaks the protocol through the SDK's connection, and
-this brain runs turns and permission questions. Start-up is ``initialize`` →
+Layers: ``AgentProcess`` owns the child (own process group, death signal, drained
+stderr), ``AcpSession`` speaks the protocol through the SDK's connection,
+``TurnRunner`` (``acp_turns``) runs the turns, and this brain starts and stops it all
+and answers permission questions. Start-up is ``initialize`` →
 ``session/new`` (or ``session/resume`` / ``session/load`` for a known session) → the
 profile's permission mode; each ``send()`` is one ``session/prompt``, queued behind
 the one in flight, and ``interrupt()`` is ``session/cancel``.
@@ -17,16 +18,13 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import ClassVar
 
 from acp import RequestError
-from acp.schema import AllowedOutcome, PromptResponse, RequestPermissionResponse, ToolCallUpdate
+from acp.schema import AllowedOutcome, RequestPermissionResponse, ToolCallUpdate
 from acp.schema import PermissionOption as AcpPermissionOption
 
-from app.brains.acp_answers import turn_ended
 from app.brains.acp_client import (
     CANCELLED,
     AcpClient,
@@ -35,6 +33,7 @@ from app.brains.acp_client import (
     app_options,
 )
 from app.brains.acp_session import ASKING_MODE, RESOURCE_NOT_FOUND, AcpSession
+from app.brains.acp_turns import AgentInfo, TurnRunner
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper
 from app.brains.base import (
     Brain,
@@ -51,7 +50,6 @@ from app.brains.events import (
     ModeChanged,
     PermissionAsked,
     PermissionCancelled,
-    TurnEnded,
 )
 from app.errors import AppError, BrainStartError, ValidationFailed
 from app.errors import BrainError as BrainFailure
@@ -133,23 +131,21 @@ class AcpBrain(Brain):
             control_timeout=self.control_timeout,
         )
         self._mapper = mapper
+        self._turns = TurnRunner(
+            AgentInfo(self.label, self.install_hint, self._process.stderr_tail),
+            self._session,
+            mapper,
+            emit=self._emit,
+            cancel_permissions=self._cancel_permissions,
+        )
         self._transport: ProcessTransport | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._runner: asyncio.Task[None] | None = None
-        self._prompt: asyncio.Task[PromptResponse] | None = None
-        self._prompts: asyncio.Queue[tuple[str, Sequence[ImageData]]] = asyncio.Queue()
         self._questions = OpenQuestions()
         self._started = False
         self._stopping = False
-        self._turn_active = False
-        self._turn_done = asyncio.Event()
-        self._turn_done.set()
-        self._cancel_requested = False
         # The session's mode as the app sees it (the agent may sit in its asking mode).
         self._mode = config.permission_mode
-        self._cancel_timer: asyncio.TimerHandle | None = None
-        # Tool calls of this turn whose permission question was not allowed.
-        self._refused: dict[str, None] = {}
 
     # -- properties --------------------------------------------------------------------
     @property
@@ -220,7 +216,7 @@ class AcpBrain(Brain):
             if message is None:
                 raise
             raise BrainStartError(message, detail=self._process.stderr_tail()) from None
-        self._runner = asyncio.create_task(self._run_turns())
+        self._runner = asyncio.create_task(self._turns.run())
 
     def accepts_images(self) -> bool:
         caps = self._session.capabilities.prompt_capabilities
@@ -233,23 +229,11 @@ class AcpBrain(Brain):
             raise BrainFailure(
                 f"{self.label} is not running; send the message again to restart it."
             )
-        self._prompts.put_nowait((text, tuple(images)))
+        self._turns.queue(text, images)
 
     async def interrupt(self) -> None:
         """Cancel the current turn (``session/cancel``); queued messages are dropped."""
-        while not self._prompts.empty():
-            self._prompts.get_nowait()
-        if not self._turn_active or self._cancel_requested:
-            return
-        self._cancel_requested = True
-        self._cancel_permissions()
-        try:
-            await self._session.cancel()
-        except ConnectionError:
-            return
-        # Some agents never answer the prompt after a cancel; do not wait for ever.
-        loop = asyncio.get_running_loop()
-        self._cancel_timer = loop.call_later(self.cancel_timeout, self._abandon_turn)
+        await self._turns.interrupt(self.cancel_timeout)
 
     async def stop(self, grace: float | None = None) -> None:
         """Close stdin, allow ``grace`` (or ``close_timeout``) s to exit, then kill the group."""
@@ -317,7 +301,7 @@ class AcpBrain(Brain):
     ) -> RequestPermissionResponse:
         if session_id != self._session.session_id:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown"})
-        if self._cancel_requested or self._session.loading or self._stopping:
+        if self._turns.cancel_requested or self._session.loading or self._stopping:
             return CANCELLED
         self._emit_all(self._mapper.tool_update(tool_call))
         tool = self._mapper.tools[tool_call.tool_call_id]
@@ -340,78 +324,11 @@ class AcpBrain(Brain):
                 # Still open: the connection went away under the question.
                 self._emit(PermissionCancelled(request_id=request_id))
         if not _allows(response, options):
-            self._refused[tool.tool_call_id] = None
+            self._turns.refused(tool.tool_call_id)
         return response
 
     def on_refused(self, message: str) -> None:
         self._emit(BrainError(message=message))
-
-    # -- turns -------------------------------------------------------------------------
-    async def _run_turns(self) -> None:
-        while True:
-            text, images = await self._prompts.get()
-            self._turn_active = True
-            self._turn_done.clear()
-            self._cancel_requested = False
-            try:
-                await self._run_turn(text, images)
-            finally:
-                self._turn_done.set()
-
-    async def _run_turn(self, text: str, images: Sequence[ImageData]) -> None:
-        self._emit_all(self._mapper.new_turn())
-        started = time.monotonic()
-        prompt = self._prompt = asyncio.create_task(self._session.prompt(text, images))
-        try:
-            await asyncio.wait({prompt})
-        finally:
-            prompt.cancel()
-            self._prompt = None
-            if self._cancel_timer is not None:
-                self._cancel_timer.cancel()
-                self._cancel_timer = None
-        duration_ms = int((time.monotonic() - started) * 1000)
-        exc = None if prompt.cancelled() else prompt.exception()
-        if isinstance(exc, ConnectionError):
-            return  # The process is gone; _watch reports the failed turn.
-        if prompt.cancelled():
-            waited = f"{self.label} did not confirm the cancel within {self.cancel_timeout:g} s."
-            end = TurnEnded(stop_reason="cancelled", duration_ms=duration_ms, errors=(waited,))
-        elif exc is not None:
-            if not isinstance(exc, RequestError):
-                log.error("%s: session/prompt failed", self.label, exc_info=exc)
-                exc = RequestError(-32603, str(exc))
-            message = self._session.request_failed("finish the turn", exc, self.install_hint)
-            self._emit(BrainError(message=message, detail=self._process.stderr_tail()[-2000:]))
-            end = TurnEnded(
-                stop_reason="error", is_error=True, duration_ms=duration_ms, errors=(message,)
-            )
-        else:
-            end = turn_ended(
-                prompt.result(),
-                label=self.label,
-                cancel_requested=self._cancel_requested,
-                cost_usd=self._mapper.cost_usd,
-                duration_ms=duration_ms,
-                result="",
-            )
-        refused, self._refused = self._refused, {}
-        if end.stop_reason == "cancelled" and refused and not self._cancel_requested:
-            # Grok Build ends the whole turn when one of its questions is refused.
-            why = (
-                f"{self.label} ended the turn when a tool call was refused; "
-                "send a message to go on."
-            )
-            end = replace(end, errors=(*end.errors, why))
-        self._emit_all(self._mapper.close_tools(refused, _NOT_RUN))
-        self._emit_all(self._mapper.flush())
-        self._turn_active = False
-        self._emit(replace(end, result=self._mapper.last_text))
-
-    def _abandon_turn(self) -> None:
-        self._cancel_timer = None
-        if self._prompt is not None:
-            self._prompt.cancel()
 
     def _cancel_permissions(self) -> None:
         for request_id in self._questions.cancel_all():
@@ -450,8 +367,8 @@ class AcpBrain(Brain):
         code = await self._process.close(self.close_timeout)
         # A turn answered before EOF still ends normally; an unanswered one fails fast
         # because the SDK rejects requests in flight once the stream has ended.
-        await self._turn_done.wait()
-        mid_turn = self._turn_active or not self._prompts.empty()
+        await self._turns.idle.wait()
+        mid_turn = self._turns.pending
         expected = self._stopping or (code == 0 and not mid_turn)
         message = self._exit_message()
         if self._runner is not None:
@@ -467,15 +384,12 @@ class AcpBrain(Brain):
 
     def _exit_message(self) -> str:
         how = describe_exit(self._process.returncode)
-        when = " in the middle of a turn" if self._turn_active else ""
+        when = " in the middle of a turn" if self._turns.active else ""
         return f"{self.label} {how}{when}."
 
     def _emit_all(self, events: Sequence[BrainEvent]) -> None:
         for event in events:
             self._emit(event)
-
-
-_NOT_RUN = "Not run: the tool call was denied or cancelled."
 
 
 def _allows(response: RequestPermissionResponse, options: Sequence[AcpPermissionOption]) -> bool:
