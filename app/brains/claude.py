@@ -9,7 +9,6 @@ first start and continued with ``--resume`` after that.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import uuid
@@ -37,6 +36,7 @@ from app.brains.claude_protocol import (
 )
 from app.brains.claude_wire import (
     allow_response,
+    command_line,
     deny_response,
     initialize_request,
     interrupt_request,
@@ -149,33 +149,7 @@ class ClaudeBrain(Brain):
 
     def build_argv(self) -> list[str]:
         """The command line for this session's ``claude`` process."""
-        c = self.config
-        argv = [*(c.command or (self.executable,))]
-        argv += ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
-        argv += ["--include-partial-messages", "--permission-prompt-tool", "stdio"]
-        # Echoes each user message with its uuid; with file checkpointing on (see
-        # CHECKPOINT_ENV) that uuid is what rewind_files restores to.
-        argv.append("--replay-user-messages")
-        argv += ["--permission-mode", c.permission_mode]
-        if c.model:
-            argv += ["--model", c.model]
-        if c.reasoning_effort:
-            argv += ["--effort", c.reasoning_effort]
-        if c.allowed_tools:
-            argv += ["--allowedTools", ",".join(c.allowed_tools)]
-        if c.disallowed_tools:
-            argv += ["--disallowedTools", ",".join(c.disallowed_tools)]
-        if c.mcp_servers:
-            argv += ["--mcp-config", json.dumps({"mcpServers": c.mcp_servers})]
-            argv.append("--strict-mcp-config")
-        # Equals form: the CLI declares these with optional values (see the SDK's argv).
-        if c.backend_session_id:
-            argv.append(f"--resume={c.backend_session_id}")
-            if c.fork:
-                argv.append("--fork-session")
-        else:
-            argv.append(f"--session-id={self._session_id}")
-        return argv
+        return command_line(self.config, self.executable, self._session_id)
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:

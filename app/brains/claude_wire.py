@@ -1,4 +1,5 @@
-"""Frames the host writes to Claude Code, and how its tools are presented.
+"""The command line that starts Claude Code, the frames the host writes to it, and how
+its tools are presented.
 
 Stream-json on stdin: user messages and control frames (requests the host starts,
 answers to the CLI's own requests). The parser for what the CLI writes back lives in
@@ -8,10 +9,12 @@ answers to the CLI's own requests). The parser for what the CLI writes back live
 from __future__ import annotations
 
 import itertools
+import json
 import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from app.brains.base import BrainConfig
 from app.brains.events import JsonDict
 
 _TOOL_KINDS: dict[str, str] = {
@@ -141,3 +144,33 @@ def shorten(text: str) -> str:
     if len(first) > _TITLE_CHARS or len(lines) > 1:
         return first[:_TITLE_CHARS].rstrip() + "…"
     return first
+
+
+def command_line(c: BrainConfig, executable: str, session_id: str) -> list[str]:
+    """The command line of a session's ``claude`` process (``session_id`` pins a new one)."""
+    argv = [*(c.command or (executable,))]
+    argv += ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
+    argv += ["--include-partial-messages", "--permission-prompt-tool", "stdio"]
+    # Echoes each user message with its uuid; with file checkpointing on (see
+    # claude.CHECKPOINT_ENV) that uuid is what rewind_files restores to.
+    argv.append("--replay-user-messages")
+    argv += ["--permission-mode", c.permission_mode]
+    if c.model:
+        argv += ["--model", c.model]
+    if c.reasoning_effort:
+        argv += ["--effort", c.reasoning_effort]
+    if c.allowed_tools:
+        argv += ["--allowedTools", ",".join(c.allowed_tools)]
+    if c.disallowed_tools:
+        argv += ["--disallowedTools", ",".join(c.disallowed_tools)]
+    if c.mcp_servers:
+        argv += ["--mcp-config", json.dumps({"mcpServers": c.mcp_servers})]
+        argv.append("--strict-mcp-config")
+    # Equals form: the CLI declares these with optional values (see the SDK's argv).
+    if c.backend_session_id:
+        argv.append(f"--resume={c.backend_session_id}")
+        if c.fork:
+            argv.append("--fork-session")
+    else:
+        argv.append(f"--session-id={session_id}")
+    return argv
