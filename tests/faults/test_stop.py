@@ -1,4 +1,5 @@
-"""Ctrl-C (SIGINT) and SIGTERM while tabs are open and a backend waits for an approval.
+"""Ctrl-C (SIGINT) and SIGTERM while tabs are open and a backend waits for an approval,
+or a terminal session's transcript is being followed.
 
 The server must end every event stream, stop the backend's whole process group, expire
 the waiting prompt with a reason, keep every stored event, and exit within 3 s. A second
@@ -26,6 +27,7 @@ from tests.conftest import TOKEN, write_scenario
 from tests.faults._support import ServerProcess, fake_starts, wait_until
 from tests.helpers import count, send, wait_for_events
 from tests.security._support import make_session, pid_alive, processes_mentioning
+from tests.web.test_pages_terminal import SHOP, terminal_transcript
 
 STOP_LIMIT_S = 3.0
 
@@ -156,3 +158,30 @@ async def test_a_second_ctrl_c_exits_at_once(
     assert code == 130
     wait_until(lambda: not pid_alive(backend), 2, "the backend to be killed")
     assert processes_mentioning(str(fake_claude["log"])) == []
+
+
+async def test_a_signal_stops_the_watchers_of_followed_terminal_sessions(
+    tmp_path: Path,
+) -> None:
+    # A terminal session written just now: opening it here follows its file.
+    terminal_transcript()
+    server = ServerProcess(tmp_path / "served", tmp_path).start()
+    try:
+        async with server.client() as client:
+            r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+            assert r.status_code == 303, r.text
+            page = await client.get(r.headers["location"])
+            assert 'id="follow-banner"' in page.text
+        sid = r.headers["location"].rsplit("/", 1)[1]
+        reader = StreamReader(f"{server.url}/sessions/{sid}/live")
+        reader.start()
+        assert reader.connected.wait(10)
+        code, took = server.signal_and_wait(signal.SIGINT)
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.proc.kill()
+    assert took <= STOP_LIMIT_S, f"the server took {took:.2f} s to stop: {server.log()}"
+    assert code == 130, server.log()
+    reader.join(5)
+    assert reader.ended_at is not None
+    assert "Traceback" not in server.log(), server.log()
