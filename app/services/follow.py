@@ -72,6 +72,10 @@ class Follower:
     def is_following(self, chat_id: str) -> bool:
         return chat_id in self._by_chat
 
+    def following_ids(self) -> list[str]:
+        """The sessions whose transcripts are followed now."""
+        return list(self._by_chat)
+
     def cli_running(self, cwd: str) -> bool | None:
         """Whether a ``claude`` runs in ``cwd`` (None: this system cannot tell)."""
         folders = terminal.claude_folders(self._proc)

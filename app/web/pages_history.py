@@ -135,6 +135,7 @@ def sessions_response(
         if not cursor
         else [],
         "terminal_minutes": TERMINAL_MINUTES,
+        "followed": set(state.follower.following_ids()),
         "report": _report(report) if report else None,
         "import_error": import_error,
     }

@@ -50,10 +50,12 @@ async def test_a_terminal_session_is_listed_and_opens_here(client: httpx.AsyncCl
     session = BeautifulSoup((await client.get(session_url)).text, "html.parser")
     assert "List the files in this project" in session.select_one("#transcript").get_text()
 
-    # Listed still, now as the session it was imported into.
+    # Listed still, now as the session that follows it.
     page = BeautifulSoup((await client.get("/sessions")).text, "html.parser")
-    button = page.select_one(f"#terminal-sessions li[data-uuid='{SHOP}'] form button")
-    assert button is not None and button.get_text() == "Bring up to date and open"
+    row = page.select_one(f"#terminal-sessions li[data-uuid='{SHOP}']")
+    assert "followed here" in row.get_text()
+    assert row.select_one("a.btn")["href"] == session_url
+    assert row.select_one("form") is None
 
 
 async def test_an_unknown_terminal_session_is_said(client: httpx.AsyncClient) -> None:
