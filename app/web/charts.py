@@ -77,11 +77,8 @@ def stacked_columns(
 ) -> Chart:
     """Columns per category (e.g. days), each stacked by series; ``values[(cat, key)]``."""
     left, right, top, bottom = 56.0, width - 8.0, 8.0, height - 28.0
-    totals = [sum(values.get((c, s.key), 0.0) for s in series) for c in categories]
-    ticks = nice_ticks(max(totals, default=0.0))
-    scale = (bottom - top) / ticks[-1]
-    chart = Chart(width, height, series=list(series))
-    chart.plot_left, chart.plot_top, chart.plot_right, chart.plot_bottom = left, top, right, bottom
+    ticks, scale = _scale(categories, series, values, bottom - top)
+    chart = _frame(width, height, series, (left, top, right, bottom))
     chart.ticks = [(bottom - t * scale, fmt(t)) for t in ticks]
     slot = (right - left) / max(len(categories), 1)
     bar_w = max(min(slot * 0.7, 40.0), 1.0)
@@ -114,11 +111,8 @@ def stacked_rows(
     left, right, top = 160.0, width - 8.0, 8.0
     height = int(top + row_height * max(len(categories), 1) + 24)
     bottom = height - 24.0
-    totals = [sum(values.get((k, s.key), 0.0) for s in series) for k, _ in categories]
-    ticks = nice_ticks(max(totals, default=0.0))
-    scale = (right - left) / ticks[-1]
-    chart = Chart(width, height, series=list(series))
-    chart.plot_left, chart.plot_top, chart.plot_right, chart.plot_bottom = left, top, right, bottom
+    ticks, scale = _scale([k for k, _ in categories], series, values, right - left)
+    chart = _frame(width, height, series, (left, top, right, bottom))
     chart.ticks = [(left + t * scale, fmt(t)) for t in ticks]
     for i, (key, label) in enumerate(categories):
         y = top + row_height * i + row_height * 0.15
@@ -133,4 +127,24 @@ def stacked_rows(
             )
             x += w
         chart.labels.append((y + row_height * 0.35, label))
+    return chart
+
+
+def _scale(
+    keys: Sequence[str],
+    series: Sequence[Series],
+    values: dict[tuple[str, str], float],
+    span: float,
+) -> tuple[list[float], float]:
+    """Gridline values up to the tallest stack, and pixels per unit over ``span``."""
+    totals = [sum(values.get((k, s.key), 0.0) for s in series) for k in keys]
+    ticks = nice_ticks(max(totals, default=0.0))
+    return ticks, span / ticks[-1]
+
+
+def _frame(
+    width: int, height: int, series: Sequence[Series], plot: tuple[float, float, float, float]
+) -> Chart:
+    chart = Chart(width, height, series=list(series))
+    chart.plot_left, chart.plot_top, chart.plot_right, chart.plot_bottom = plot
     return chart
