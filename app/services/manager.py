@@ -12,13 +12,10 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from app.brains import get_brain_class
-from app.brains.base import Brain, BrainConfig, ImageData, PermissionAnswer
+from app.brains.base import Brain, ImageData, PermissionAnswer
 from app.brains.events import (
     BackendSession,
     BrainError,
@@ -32,11 +29,11 @@ from app.brains.events import (
     TitleChanged,
     TurnEnded,
 )
-from app.db.models import ChatSession, Profile
-from app.errors import AppError, BrainStartError, ValidationFailed
+from app.errors import AppError, ValidationFailed
 from app.errors import BrainError as BrainFailure
 from app.services import store
 from app.services.approvals import Approvals
+from app.services.brain_start import LiveBrain, start_brain
 from app.services.controls import SessionControls
 from app.services.eventlog import EventLog
 from app.services.images import ImageStore
@@ -47,18 +44,6 @@ from app.services.turns import coalesce_deltas, session_totals, turn_share
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class LiveBrain:
-    brain: Brain
-    pump: asyncio.Task[None] | None = None
-    last_activity: float = field(default_factory=time.monotonic)
-    turn_active: bool = False
-    last_total_cost: float | None = None
-    stopping: bool = False
-    # The model the backend last said it runs, stored with each turn for the usage page.
-    model: str = ""
 
 
 class SessionManager:
@@ -252,14 +237,7 @@ class SessionManager:
             chat = store.get_session(self._engine, session_id)
             profile = store.get_profile(self._engine, chat.profile_id)
             try:
-                if not Path(profile.cwd).is_dir():
-                    raise BrainStartError(
-                        f"The folder {profile.cwd} no longer exists, so the agent cannot "
-                        "start there. Restore the folder, or start a new session from this one."
-                    )
-                brain_cls = get_brain_class(profile.backend)
-                brain = brain_cls(self._config(chat, profile))
-                await brain.start()
+                brain = await start_brain(chat, profile)
             except AppError as exc:
                 payload: dict[str, object] = {"message": exc.message, "detail": exc.detail}
                 if chat.backend_session_id or chat.forked_from:
@@ -275,23 +253,6 @@ class SessionManager:
             store.update_session(self._engine, session_id, backend_pid=brain.pid, status="live")
             live.pump = asyncio.create_task(self._pump(session_id, live))
             return live
-
-    def _config(self, chat: ChatSession, profile: Profile) -> BrainConfig:
-        forking = chat.backend_session_id is None and chat.forked_from is not None
-        return BrainConfig(
-            session_id=chat.id,
-            cwd=profile.cwd,
-            backend_session_id=chat.forked_from if forking else chat.backend_session_id,
-            fork=forking,
-            model=chat.model or profile.model,
-            permission_mode=chat.permission_mode or profile.permission_mode,
-            reasoning_effort=profile.reasoning_effort,
-            allowed_tools=tuple(profile.allowed_tools),
-            disallowed_tools=tuple(profile.disallowed_tools),
-            mcp_servers=dict(profile.mcp_servers),
-            command=tuple(profile.command or ()),
-            env=dict(profile.env),
-        )
 
     async def _pump(self, session_id: str, live: LiveBrain) -> None:
         try:

@@ -1,0 +1,68 @@
+"""Starting a chat session's backend: which brain, configured how, and where.
+
+The brain class comes from the profile's backend; the configuration from the profile with
+the session's own choices (model, permission mode) on top. A session with no backend id
+yet but a parent starts as a fork of the parent's backend session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.brains import get_brain_class
+from app.brains.base import Brain, BrainConfig
+from app.db.models import ChatSession, Profile
+from app.errors import BrainStartError
+
+__all__ = ["LiveBrain", "brain_config", "start_brain"]
+
+
+@dataclass
+class LiveBrain:
+    """A running brain and what the session manager keeps beside it."""
+
+    brain: Brain
+    pump: asyncio.Task[None] | None = None
+    last_activity: float = field(default_factory=time.monotonic)
+    turn_active: bool = False
+    last_total_cost: float | None = None
+    stopping: bool = False
+    # The model the backend last said it runs, stored with each turn for the usage page.
+    model: str = ""
+
+
+def brain_config(chat: ChatSession, profile: Profile) -> BrainConfig:
+    forking = chat.backend_session_id is None and chat.forked_from is not None
+    return BrainConfig(
+        session_id=chat.id,
+        cwd=profile.cwd,
+        backend_session_id=chat.forked_from if forking else chat.backend_session_id,
+        fork=forking,
+        model=chat.model or profile.model,
+        permission_mode=chat.permission_mode or profile.permission_mode,
+        reasoning_effort=profile.reasoning_effort,
+        allowed_tools=tuple(profile.allowed_tools),
+        disallowed_tools=tuple(profile.disallowed_tools),
+        mcp_servers=dict(profile.mcp_servers),
+        command=tuple(profile.command or ()),
+        env=dict(profile.env),
+    )
+
+
+async def start_brain(chat: ChatSession, profile: Profile) -> Brain:
+    """A started brain for the session.
+
+    Raises:
+        AppError: the folder is gone, the backend is unknown, or its CLI failed to start.
+    """
+    if not Path(profile.cwd).is_dir():
+        raise BrainStartError(
+            f"The folder {profile.cwd} no longer exists, so the agent cannot "
+            "start there. Restore the folder, or start a new session from this one."
+        )
+    brain = get_brain_class(profile.backend)(brain_config(chat, profile))
+    await brain.start()
+    return brain
