@@ -180,6 +180,9 @@ class Follower:
     async def take_over(self, chat_id: str, cwd: str) -> bool:
         """End the following so the app can continue the session; False if none ran.
 
+        A session imported from a terminal is taken over even when no following runs,
+        so that opening its page does not start one again.
+
         Raises:
             ConflictError: a ``claude`` still runs in the session's folder.
         """
@@ -188,17 +191,24 @@ class Follower:
                 f"claude still runs in {cwd}: quit it in its terminal first, "
                 "then continue here again."
             )
-        if not await self.stop(chat_id):
+        was_following = await self.stop(chat_id)
+        ends = [
+            *self._events.list(chat_id, limit=1),
+            *self._events.list(chat_id, limit=1, newest=True),
+        ]
+        if not was_following and not (ends and all(e.get("imported") for e in ends)):
+            # Never a terminal's, or the app's since (taken over already): nothing to do.
             return False
         # Not an imported event: from here on the session is the app's, and neither an
-        # import nor a page load follows the file into it again.
+        # import nor a page load follows the file into it again (also when a following
+        # had ended by itself, and the next page load would have started another).
         self._events.append(
             chat_id,
             "note",
             {"text": "Continued here: the terminal's CLI had ended.", "note": "continued"},
         )
         await self._events.flush()
-        return True
+        return was_following
 
     def begin_close(self) -> None:
         """Tell every watcher to stop (on the event loop's thread); no new ones start."""

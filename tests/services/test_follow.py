@@ -287,3 +287,27 @@ async def test_the_terminal_cli_exiting_is_said_once(
         assert again.files[0].status == "unchanged"
     finally:
         await follower.close()
+
+
+async def test_taking_over_after_a_following_ended_by_itself_sticks(
+    db: tuple[Engine, EventLog], transcript: Path, tmp_path: Path
+) -> None:
+    transcript.write_text(line(PROMPT) + line(CALL))
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    follower = Follower(db[0], db[1], idle_s=0.3, check_ms=100, proc=proc)
+    try:
+        chat_id = (await follower.follow(transcript)).chat_session_id
+        assert chat_id is not None
+        await wait_for(lambda: not follower.is_following(chat_id), "the following to end")
+        # Nothing runs any more, but the page offered Continue here: it must hold.
+        assert await follower.take_over(chat_id, CWD) is False
+        assert kinds(db[1], chat_id)[-1] == "note"
+        report = await follower.follow(transcript)
+        assert report.status == "skipped" and not follower.is_following(chat_id)
+        # Once the app's, taking over again changes nothing.
+        count = len(kinds(db[1], chat_id))
+        assert await follower.take_over(chat_id, CWD) is False
+        assert len(kinds(db[1], chat_id)) == count
+    finally:
+        await follower.close()
