@@ -8,10 +8,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from app import __version__
+from app.db.datadir import DataDirLock, tighten
 from app.db.engine import open_database
 from app.errors import AppError, ValidationFailed
 from app.resources import static_dir, templates_dir
@@ -38,7 +39,12 @@ from app.web import (
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.render import make_templates
-from app.web.security import SecurityMiddleware, csrf_token_for, load_or_create_token
+from app.web.security import (
+    SECURITY_HEADERS,
+    SecurityMiddleware,
+    csrf_token_for,
+    load_or_create_token,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +53,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the ASGI app. The database is opened and migrated right here, so a bad
     data dir fails before the server binds its port, with a readable message."""
     settings = settings or Settings()
-    engine = open_database(settings.data_dir)
-    token = load_or_create_token(settings)
-    events = EventLog(engine)
-    manager = SessionManager(engine, events, settings)
-    manager.recover()
+    # Before anything reads the database: a second server on this data dir stops here,
+    # without recovering (killing) the running one's agents.
+    lock = DataDirLock.acquire(settings.data_dir, settings.public_url)
+    try:
+        tightened = tighten(settings.data_dir)
+        if tightened:
+            log.warning(
+                "Made %d item(s) in %s private to you (they were readable by other users): %s",
+                len(tightened),
+                settings.data_dir,
+                ", ".join(tightened[:5]) + (" …" if len(tightened) > 5 else ""),
+            )
+        engine = open_database(settings.data_dir)
+        token = load_or_create_token(settings)
+        events = EventLog(engine)
+        manager = SessionManager(engine, events, settings)
+        manager.recover()
+    except BaseException:
+        lock.release()
+        raise
     templates = make_templates(templates_dir())
     follower = Follower(engine, events)
     stopper = Stopper(events, manager, settings.shutdown_grace_s, follower)
@@ -75,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await stopper.wait()
             engine.dispose()
+            lock.release()
 
     # FastAPI's own /docs and /redoc load a CDN and an inline script; ours are vendored.
     app = FastAPI(
@@ -120,6 +142,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             request, "error.html", context, status_code=exc.status
         )
         return page
+
+    @app.exception_handler(Exception)
+    async def _crashed(request: Request, exc: Exception) -> Response:
+        # Starlette answers this from its outermost layer, outside SecurityMiddleware,
+        # so the headers every other response gets are added here.
+        headers = {k.decode(): v.decode() for k, v in SECURITY_HEADERS}
+        message = "Internal error: the server hit a bug and logged it. Nothing was lost."
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": message}, status_code=500, headers=headers)
+        return PlainTextResponse(message, status_code=500, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:

@@ -40,6 +40,12 @@ class Settings(BaseSettings):
         return self.data_dir / "angelia.db"
 
     @property
+    def public_url(self) -> str:
+        """Where this server answers, without the token (IPv6 literals in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
+        return f"http://{host}:{self.port}/"
+
+    @property
     def token_path(self) -> Path:
         return self.data_dir / "token"
 

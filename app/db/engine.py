@@ -12,14 +12,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import create_engine
 
-from app.errors import AppError
+from app.db.datadir import DataDirError, create_private_file, make_private_dir, unwritable
 from app.resources import MissingResources, migrations_dir
 
-
-class DataDirError(AppError):
-    """The data directory cannot be used (missing rights, disk full, …)."""
-
-    status = 500
+__all__ = ["DataDirError", "configure_connection", "make_engine", "migrate", "open_database"]
 
 
 def make_engine(db_path: Path) -> Engine:
@@ -70,16 +66,14 @@ def open_database(data_dir: Path) -> Engine:
     writable or the disk is full, instead of a traceback.
     """
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(data_dir)
         probe = data_dir / ".write-test"
         probe.write_text("ok")
         probe.unlink()
+        # SQLite gives the -wal and -shm files the database file's mode.
+        create_private_file(data_dir / "angelia.db")
     except OSError as exc:
-        raise DataDirError(
-            f"Cannot write to the data directory {data_dir}: {exc.strerror or exc}. "
-            "Free some disk space, fix its permissions, or pick another one with "
-            "--data-dir / ANGELIA_DATA_DIR."
-        ) from exc
+        raise unwritable(data_dir, exc) from exc
     engine = make_engine(data_dir / "angelia.db")
     try:
         migrate(engine)

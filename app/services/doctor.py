@@ -20,6 +20,7 @@ from typing import Any
 
 from app import __version__
 from app.brains import available_backends, conformance
+from app.db.datadir import too_open
 from app.db.models import Profile
 from app.services.backends import BackendDetector
 from app.services.firstrun import split_backends, suggested_backend
@@ -59,6 +60,8 @@ class DataDirCheck:
     detail: str
     database: str
     database_exists: bool
+    # Folders and files in it that other users could read (``path (mode)``), if any.
+    too_open: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ class Report:
             Fact("data dir", d.path),
             Fact("data dir writable", d.detail, problem=not d.writable),
             Fact("database", d.database if d.database_exists else "not created yet"),
+            Fact("data dir private", _privacy(d), problem=bool(d.too_open)),
             Fact("sqlite", s.version),
             Fact(
                 "fts5",
@@ -157,6 +161,17 @@ class Report:
             "backends": [asdict(b) for b in self.backends],
             "default_backend": asdict(self.default) | {"runs": self.default.runs},
         }
+
+
+def _privacy(d: DataDirCheck) -> str:
+    if not d.exists:
+        return "yes (angelia serve creates it readable by you only)"
+    if not d.too_open:
+        return "yes: folders 0700, files 0600, readable by you only"
+    shown = ", ".join(d.too_open[:3]) + (
+        f" and {len(d.too_open) - 3} more" if len(d.too_open) > 3 else ""
+    )
+    return f"no: other users can read {shown}; angelia serve makes them private at its next start"
 
 
 def _binary(b: BackendCheck) -> str:
@@ -203,6 +218,7 @@ def check_data_dir(data_dir: Path) -> DataDirCheck:
         detail=detail,
         database=str(database),
         database_exists=database.is_file(),
+        too_open=tuple(too_open(path).too_open) if exists else (),
     )
 
 

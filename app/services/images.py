@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.brains.base import ImageData
+from app.db.datadir import create_private_file, make_private_dir
 from app.errors import NotFoundError, ValidationFailed
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -84,10 +85,13 @@ class ImageStore:
     def save(self, session_id: str, image: ImageData) -> StoredImage:
         image_id = hashlib.sha256(image.data).hexdigest()
         folder = self._folder(session_id)
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self._root)
+        make_private_dir(folder)
         path = folder / f"{image_id}.{EXTENSIONS[image.media_type]}"
         if not path.exists():
             tmp = path.with_suffix(".tmp")
+            tmp.unlink(missing_ok=True)
+            create_private_file(tmp)
             tmp.write_bytes(image.data)
             tmp.replace(path)
         return StoredImage(image_id, image.media_type)
