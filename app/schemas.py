@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.brains.base import PERMISSION_MODES
+from app.folders import check_folder
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 assert set(PERMISSION_MODES) == {"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"}
@@ -113,15 +113,6 @@ def _not_blank(v: str, reason: str) -> str:
     return v
 
 
-def _check_cwd(v: str) -> str:
-    p = Path(v).expanduser()
-    if not p.is_absolute():
-        raise ValueError("must be an absolute path")
-    if not p.is_dir():
-        raise ValueError(f"{v} does not exist or is not a directory")
-    return str(p.resolve())
-
-
 class ProfileCreate(ProfileFields):
     name: str = Field(min_length=1, max_length=200)
     backend: str
@@ -130,7 +121,7 @@ class ProfileCreate(ProfileFields):
     @field_validator("cwd")
     @classmethod
     def _cwd(cls, v: str) -> str:
-        return _check_cwd(v)
+        return check_folder(v)
 
     @field_validator("backend")
     @classmethod
@@ -188,7 +179,7 @@ class ProfileUpdate(BaseModel):
         # Reuse the create-time rules for every field that is being changed.
         ProfileFields.model_validate(data)
         if self.cwd is not None:
-            self.cwd = _check_cwd(self.cwd)
+            self.cwd = check_folder(self.cwd)
         return self
 
 

@@ -22,6 +22,7 @@ from app.db.models import ChatSession, Profile, utcnow
 from app.schemas import ProfilePublic, SessionPublic
 from app.services import store
 from app.services.eventlog import EventLog
+from app.services.mdtext import blockquote, code, fence, inline, one_line, prose
 
 FORMAT = "angelia.session.v1"
 REDACTED = "[redacted]"
@@ -178,10 +179,10 @@ class _Markdown:
             or next((str(e["model"]) for e in reversed(items) if e["kind"] == "session_info"), "")
         )
         facts = [
-            ("Backend", chat.backend),
-            ("Model", model or "default"),
-            ("Folder", _code(profile.cwd)),
-            ("Profile", profile.name),
+            ("Backend", _line(chat.backend)),
+            ("Model", _line(model) or "default"),
+            ("Folder", code(profile.cwd)),
+            ("Profile", _line(profile.name)),
             ("Started", _iso(chat.created_at)),
             ("Turns", str(chat.turns)),
             ("Tokens", f"{chat.input_tokens:,} in / {chat.output_tokens:,} out"),
@@ -189,8 +190,8 @@ class _Markdown:
         if chat.cost_usd:
             facts.append(("Cost", _cost(chat.cost_usd)))
         if chat.backend_session_id:
-            facts.append(("Backend session", _code(chat.backend_session_id)))
-        self.parts.append(f"# {_one_line(chat.title) or 'Untitled session'}")
+            facts.append(("Backend session", code(chat.backend_session_id)))
+        self.parts.append(f"# {_line(chat.title) or 'Untitled session'}")
         self.parts.append("\n".join(f"- **{k}:** {v}" for k, v in facts))
         self.parts.append("---")
 
@@ -201,11 +202,11 @@ class _Markdown:
 
     def _user_message(self, e: JsonDict) -> None:
         self.speaker = "user"
-        self.parts += ["### You", str(e.get("text") or "")]
+        self.parts += ["### You", prose(str(e.get("text") or ""))]
 
     def _assistant_message(self, e: JsonDict) -> None:
         self._assistant_heading()
-        self.parts.append(str(e.get("text") or ""))
+        self.parts.append(prose(str(e.get("text") or "")))
 
     def _text_stream(self, e: JsonDict) -> None:
         self._assistant_message(e)
@@ -213,37 +214,37 @@ class _Markdown:
 
     def _thought(self, e: JsonDict) -> None:
         self._assistant_heading()
-        self.parts.append(_quote(f"**Thinking**\n\n{e.get('text') or ''}"))
+        self.parts.append(blockquote(f"**Thinking**\n\n{prose(str(e.get('text') or ''))}"))
 
     def _tool_call(self, e: JsonDict) -> None:
         self._assistant_heading()
-        tool, data = str(e.get("tool") or "tool"), e.get("input")
+        tool, data = inline(str(e.get("tool") or "tool")), e.get("input")
         data = data if isinstance(data, dict) else {}
         title = str(e.get("title") or "")
         command = data.get("command")
         if isinstance(command, str):
             # The command itself follows; its description says what it is for.
             about = str(data.get("description") or "")
-            line = f"**Tool: {tool}**" + (f" — {_one_line(about)}" if about else "")
-            body = _fence(_truncate(command), "bash")
+            line = f"**Tool: {tool}**" + (f" — {_line(about)}" if about else "")
+            body = fence(_truncate(command), "bash")
         else:
-            line = f"**Tool: {tool}**" + (f" — {_code(title)}" if title and title != tool else "")
-            body = _fence(_truncate(json.dumps(data, indent=2, ensure_ascii=False)), "json")
+            line = f"**Tool: {tool}**" + (f" — {code(title)}" if title and title != tool else "")
+            body = fence(_truncate(json.dumps(data, indent=2, ensure_ascii=False)), "json")
         self.parts += [line, body]
 
     def _tool_result(self, e: JsonDict) -> None:
         label = "Error output" if e.get("is_error") else "Output"
         output = e.get("output")
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        self.parts += [f"*{label}:*", _fence(_truncate(text), "")]
+        self.parts += [f"*{label}:*", fence(_truncate(text), "")]
 
     def _permission(self, request: JsonDict, decision: JsonDict | None) -> None:
-        tool = str(request.get("tool") or "tool")
+        tool = inline(str(request.get("tool") or "tool"))
         data = request.get("input")
         subject = _subject(data if isinstance(data, dict) else {}) or str(
             request.get("title") or ""
         )
-        line = f"**Permission:** {tool}" + (f" {_code(subject)}" if subject else "")
+        line = f"**Permission:** {tool}" + (f" {code(subject)}" if subject else "")
         if decision is None:
             line += " — no answer recorded"
         else:
@@ -251,23 +252,21 @@ class _Markdown:
             source = str(decision.get("source") or "")
             who = _SOURCES.get(source, f"by {source}" if source not in ("", "cancel") else "")
             if source == "rule" and decision.get("rule"):
-                who = f"by the rule {_code(str(decision['rule']))}"
-            line += f" — {verdict} {who}".rstrip()
+                who = f"by the rule {code(str(decision['rule']))}"
+            line += f" — {inline(verdict)} {inline(who)}".rstrip()
             if decision.get("message"):
-                line += f" ({_one_line(str(decision['message']))})"
+                line += f" ({_line(str(decision['message']))})"
             if decision.get("mode"):
-                line += f", continuing in {_code(str(decision['mode']))}"
+                line += f", continuing in {code(str(decision['mode']))}"
         self.parts.append(line)
         answers = decision.get("answers") if decision is not None else None
         if isinstance(answers, dict) and answers:
             self.parts.append(
-                "\n".join(
-                    f"- {_one_line(str(q))} → {_one_line(str(a))}" for q, a in answers.items()
-                )
+                "\n".join(f"- {_line(str(q))} → {_line(str(a))}" for q, a in answers.items())
             )
         plan = data.get("plan") if isinstance(data, dict) else None
         if request.get("prompt") == "plan" and isinstance(plan, str) and plan.strip():
-            self.parts.append(_quote(f"**Plan**\n\n{plan}"))
+            self.parts.append(blockquote(f"**Plan**\n\n{prose(plan)}"))
 
     def _turn_end(self, e: JsonDict) -> None:
         usage = e["usage"] if isinstance(e.get("usage"), dict) else {}
@@ -285,39 +284,45 @@ class _Markdown:
             line += " — **ended with an error**"
         stop = str(e.get("stop_reason") or "")
         if stop not in _PLAIN_STOPS:
-            line += f" ({stop})"
-        errors = [f"- {_one_line(str(x))}" for x in e.get("errors") or []]
+            line += f" ({inline(stop)})"
+        errors = [f"- {_line(str(x))}" for x in e.get("errors") or []]
         self.parts += [line, "\n".join(errors), "---"]
         self.speaker = ""
 
     def _error(self, e: JsonDict) -> None:
-        self.parts.append(_quote(f"**Error:** {e.get('message') or ''}"))
+        self.parts.append(blockquote(f"**Error:** {prose(str(e.get('message') or ''))}"))
         if e.get("detail"):
-            self.parts.append(_fence(_truncate(str(e["detail"])), ""))
+            self.parts.append(fence(_truncate(str(e["detail"])), ""))
 
     def _note(self, e: JsonDict) -> None:
         label = {
             "compact_summary": "Summary of the earlier conversation",
             "unknown_line": "A transcript line of a type Angelia does not know",
         }.get(str(e.get("note")), "Note")
-        self.parts.append(_quote(f"**{label}**\n\n{e.get('text') or ''}"))
+        self.parts.append(blockquote(f"**{label}**\n\n{prose(str(e.get('text') or ''))}"))
 
     def _mode_changed(self, e: JsonDict) -> None:
-        self.parts.append(f"*Permission mode: {e.get('mode')}*")
+        self.parts.append(f"*Permission mode: {inline(str(e.get('mode')))}*")
 
     def _model_changed(self, e: JsonDict) -> None:
-        self.parts.append(f"*Model: {_code(str(e.get('model') or ''))}*")
+        self.parts.append(f"*Model: {code(str(e.get('model') or ''))}*")
 
     def _rewind(self, e: JsonDict) -> None:
         files = [str(f) for f in e.get("files") or []]
-        listed = ", ".join(_code(f) for f in files) if files else "no files changed"
-        self.parts.append(f"*Files rewound to before message {e.get('event_seq')}: {listed}*")
+        listed = ", ".join(code(f) for f in files) if files else "no files changed"
+        self.parts.append(
+            f"*Files rewound to before message {inline(str(e.get('event_seq')))}: {listed}*"
+        )
+
+
+def _line(text: str) -> str:
+    return inline(one_line(text))
 
 
 def _subject(data: JsonDict) -> str:
     for key in ("command", "file_path", "notebook_path", "pattern", "url", "query"):
         if isinstance(data.get(key), str) and data[key].strip():
-            return _one_line(data[key])
+            return one_line(data[key])
     return ""
 
 
@@ -331,29 +336,6 @@ def _truncate(full: str) -> str:
         text = text[:OUTPUT_CHARS]
         note = f"first {OUTPUT_CHARS:,} of {len(full):,} characters shown"
     return f"{text}\n… [truncated: {note}]" if note else text
-
-
-def _fence(text: str, lang: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
-    ticks = "`" * (longest + 1)
-    return f"{ticks}{lang}\n{text}\n{ticks}"
-
-
-def _code(text: str) -> str:
-    text = _one_line(text)
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def _quote(text: str) -> str:
-    return "\n".join(f"> {line}".rstrip() for line in text.splitlines())
-
-
-def _one_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""
 
 
 def _duration(ms: float) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 
 from app.db.models import Profile
@@ -18,13 +19,19 @@ from app.services.backends import BackendDetector
 async def ensure_default_profile(
     engine: Engine, detector: BackendDetector, cwd: Path
 ) -> Profile | None:
-    """With no profiles and exactly one detected backend, make one for ``cwd``."""
+    """With no profiles and exactly one detected backend, make one for ``cwd``.
+
+    None when ``cwd`` cannot be a profile's folder (the home folder itself, a system
+    folder): the wizard then asks for one."""
     if store.list_profiles(engine):
         return None
     detected = [name for name in await detector.detected() if name != "acp"]
     if len(detected) != 1:
         return None
-    data = ProfileCreate(name=cwd.name or "default", backend=detected[0], cwd=str(cwd))
+    try:
+        data = ProfileCreate(name=cwd.name or "default", backend=detected[0], cwd=str(cwd))
+    except ValidationError:
+        return None
     return store.create_profile(engine, data=data)
 
 

@@ -4,7 +4,6 @@ own transcripts."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -33,6 +32,8 @@ class ClaudeImportIn(BaseModel):
 class JsonImportOut(BaseModel):
     session: SessionPublic
     events_added: int
+    # What the import changed or left out (bypass mode, command, env, MCP servers, ids).
+    changes: list[export_import.Change]
 
 
 @router.get(
@@ -82,12 +83,18 @@ _EXPORT_BODY: dict[str, Any] = {
 @router.post("/import/json", status_code=201, tags=["history"], openapi_extra=_EXPORT_BODY)
 async def import_json(request: Request, state: StateDep) -> JsonImportOut:
     """Import a JSON export as a new session. Send the file as the request body, or as
-    the ``file`` field of a multipart form."""
+    the ``file`` field of a multipart form.
+
+    It is checked like the API checks a new profile: 422 with the reason, and nothing
+    stored, for a value the API would refuse. ``bypassPermissions`` comes in as
+    ``default``, a new profile never takes the export's command, environment or MCP
+    servers, and a malformed backend session id is dropped: ``changes`` lists each."""
     document = _parse_json(await _uploaded_bytes(request))
-    chat = await export_import.import_json_export(state.engine, state.events, document)
+    result = await export_import.import_json_export(state.engine, state.events, document)
     return JsonImportOut(
-        session=SessionPublic.model_validate(chat, from_attributes=True),
-        events_added=state.events.last_seq(chat.id),
+        session=SessionPublic.model_validate(result.chat, from_attributes=True),
+        events_added=state.events.last_seq(result.chat.id),
+        changes=result.changes,
     )
 
 
@@ -116,10 +123,7 @@ async def _uploaded_bytes(request: Request) -> bytes:
 def _parse_json(raw: bytes) -> Any:
     if not raw.strip():
         raise ValidationFailed("file", "the request has no body; send an exported .json file")
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
+    return export_import.parse_export(raw)
 
 
 class SessionChangesPublic(BaseModel):

@@ -8,7 +8,6 @@ is the user's clock.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -262,15 +261,21 @@ async def import_json(
     try:
         if not raw.strip():
             raise ValidationFailed("file", "choose an exported .json file")
-        try:
-            document = json.loads(raw)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
-        chat = await export_import.import_json_export(state.engine, state.events, document)
+        document = export_import.parse_export(raw)
+        result = await export_import.import_json_export(state.engine, state.events, document)
     except AppError as exc:
         why = exc.message
         return sessions_response(request, state, NO_FILTERS, import_error=why, status_code=422)
-    return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
+    chat = result.chat
+    if not result.changes:
+        return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
+    # What was changed on the way in is said before the session is opened.
+    context = _base_context(request, state) | {
+        "active_nav": "history",
+        "session": {"id": chat.id, "title": chat.title},
+        "changes": result.changes,
+    }
+    return state.templates.TemplateResponse(request, "import_report.html", context)
 
 
 # -- search --------------------------------------------------------------------------------

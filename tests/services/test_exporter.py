@@ -18,6 +18,8 @@ from app.services import exporter, store
 from app.services.eventlog import EventLog
 from app.services.export_import import import_json_export
 
+# Claude Code names its sessions with UUIDs; an import keeps only ids of that shape.
+CLAUDE_ID = "0b1c2d3e-4f50-4a61-8b72-93a4b5c6d7e8"
 LONG_OUTPUT = "\n".join(f"line {n}" for n in range(1, 501))
 
 
@@ -43,7 +45,7 @@ def make_session(db: tuple[Engine, EventLog], cwd: Path) -> str:
         ),
     )
     chat = store.create_session(engine, profile_id=profile.id, title="Fix the login bug")
-    store.update_session(engine, chat.id, backend_session_id="b-1", turns=1, cost_usd=0.0123)
+    store.update_session(engine, chat.id, backend_session_id=CLAUDE_ID, turns=1, cost_usd=0.0123)
     add = events.append
     add(chat.id, "user_message", {"text": "Please touch a"})
     add(chat.id, "session_info", {"model": "claude-sonnet-9", "permission_mode": "default"})
@@ -79,7 +81,7 @@ def make_session(db: tuple[Engine, EventLog], cwd: Path) -> str:
         {"tool_call_id": "t2", "tool": "Read", "title": "a.md", "input": {"file_path": "a.md"}},
     )
     add(chat.id, "tool_result", {"tool_call_id": "t2", "output": "```py\nx\n```", "is_error": True})
-    add(chat.id, "backend_session", {"backend_session_id": "b-1"})
+    add(chat.id, "backend_session", {"backend_session_id": CLAUDE_ID})
     add(
         chat.id,
         "turn_end",
@@ -212,12 +214,13 @@ async def test_json_round_trip_into_a_new_database(
     doc = json.loads(exporter.dumps(exporter.export_document(db[0], db[1], sid)))
     engine = open_database(tmp_path / "other")
     events = EventLog(engine)
-    chat = await import_json_export(engine, events, doc)
+    result = await import_json_export(engine, events, doc)
+    chat = result.chat
     assert chat.id != sid
     assert (chat.title, chat.backend, chat.backend_session_id) == (
         "Fix the login bug",
         "claude",
-        "b-1",
+        CLAUDE_ID,
     )
     assert (chat.turns, chat.cost_usd, chat.status) == (1, 0.0123, "idle")
 
@@ -235,6 +238,7 @@ async def test_json_round_trip_into_a_new_database(
         "sonnet",
     )
     assert profile.env == {} and profile.mcp_servers == {}
+    assert [c.field for c in result.changes] == ["profile.env", "profile.mcp_servers"]
 
 
 async def test_reimport_into_the_same_database_reuses_the_profile(
@@ -242,7 +246,7 @@ async def test_reimport_into_the_same_database_reuses_the_profile(
 ) -> None:
     sid = make_session(db, tmp_path)
     doc = exporter.export_document(db[0], db[1], sid)
-    chat = await import_json_export(db[0], db[1], doc)
+    chat = (await import_json_export(db[0], db[1], doc)).chat
     assert chat.profile_id == doc["profile"]["id"]
     with Session(db[0]) as s:
         assert len(s.exec(select(Profile)).all()) == 1
