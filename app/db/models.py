@@ -136,3 +136,5 @@ class SignIn(SQLModel, table=True):
     last_used_at: datetime = Field(default_factory=utcnow)
     # The absolute end; an idle sign-in ends earlier (see app/services/signins.py).
     expires_at: datetime
+    # Which master token made it: a new token signs every browser out.
+    token_mark: str

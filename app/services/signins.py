@@ -7,12 +7,15 @@ after ``IDLE`` without a request, and ``LIFETIME`` after it was made whatever it
 
 Every request and every event stream checks its cookie, so checks are answered from
 memory; the database is read once per sign-in after a start, and ``last_used_at`` is
-written at most once per ``TOUCH_EVERY``.
+written at most once per ``TOUCH_EVERY``. Each sign-in records which master token made
+it, so a new token (the ``token`` file deleted, or ``ANGELIA_TOKEN`` changed) signs every
+browser out, as it did when the cookie held the token itself.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 import threading
 from collections.abc import Sequence
@@ -39,6 +42,11 @@ SECRET_MAX = 100
 
 def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def token_mark(token: str) -> str:
+    """A fingerprint of the master token that does not give the token away."""
+    return hmac.new(token.encode(), b"angelia-signin", hashlib.sha256).hexdigest()[:32]
 
 
 def _aware(moment: datetime) -> datetime:
@@ -89,15 +97,20 @@ def _view(row: SignIn) -> SignInView:
 
 
 class SignIns:
-    """The sign-ins of one data dir, with the in-memory cache the checks use."""
+    """The sign-ins of one data dir and master token, with the cache the checks use.
 
-    def __init__(self, engine: Engine) -> None:
+    Made at start-up, it deletes the sign-ins an earlier master token made.
+    """
+
+    def __init__(self, engine: Engine, token: str) -> None:
         self._engine = engine
+        self._mark = token_mark(token)
         self._lock = threading.Lock()
         # secret hash -> sign-in, for the sign-ins checked since the start.
         self._cache: dict[str, SignInView] = {}
         # sign-in id -> when its last_used_at was last written.
         self._written: dict[str, datetime] = {}
+        self._forget_other_tokens()
 
     def create(self, user_agent: str, now: datetime | None = None) -> tuple[SignInView, str]:
         """A new sign-in; returns it and the secret for the cookie (never stored)."""
@@ -109,6 +122,7 @@ class SignIns:
             created_at=now,
             last_used_at=now,
             expires_at=now + LIFETIME,
+            token_mark=self._mark,
         )
         with Session(self._engine) as db:
             db.add(row)
@@ -163,7 +177,7 @@ class SignIns:
         """The live sign-ins, most recently used first; ended ones are deleted."""
         now = now or utcnow()
         with Session(self._engine) as db:
-            rows = [_view(r) for r in db.exec(select(SignIn)).all()]
+            rows = [_view(r) for r in db.exec(select(SignIn)).all() if r.token_mark == self._mark]
         with self._lock:
             # Memory knows of uses not written yet.
             fresh = {v.id: v.last_used_at for v in self._cache.values()}
@@ -186,6 +200,11 @@ class SignIns:
             ids = [i for i in db.exec(select(SignIn.id)).all() if i != keep_id]
         return self._delete(ids)
 
+    def _forget_other_tokens(self) -> None:
+        with Session(self._engine) as db:
+            query = select(SignIn.id).where(SignIn.token_mark != self._mark)
+            self._delete(list(db.exec(query).all()))
+
     def _delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0
@@ -205,7 +224,7 @@ class SignIns:
     def _load(self, digest: str) -> SignInView | None:
         with Session(self._engine) as db:
             row = db.exec(select(SignIn).where(SignIn.secret_hash == digest)).first()
-            if row is None:
+            if row is None or row.token_mark != self._mark:
                 return None
             view = _view(row)
         with self._lock:

@@ -513,7 +513,7 @@ def _ws_app(settings: Settings, signins: SignIns) -> SecurityMiddleware:
 
 
 async def test_websocket_upgrades_are_checked_like_http(settings: Settings) -> None:
-    signins = SignIns(open_database(settings.data_dir))
+    signins = SignIns(open_database(settings.data_dir), TOKEN)
     app = _ws_app(settings, signins)
     _, secret = signins.create("a test browser")
     host = {"host": "127.0.0.1:8765"}

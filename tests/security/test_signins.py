@@ -12,7 +12,9 @@ import httpx
 from bs4 import BeautifulSoup
 
 from app.db.models import utcnow
+from app.main import create_app
 from app.services.signins import IDLE, LIFETIME, SignIns
+from app.settings import Settings
 from app.web.security import COOKIE_NAME
 from tests.conftest import TOKEN, LiveServer
 
@@ -189,3 +191,21 @@ async def test_an_open_event_stream_ends_when_its_browser_is_signed_out(
             async for _ in stream.aiter_bytes():
                 pass
         assert (await a.get(f"/api/sessions/{sid}")).status_code == 401
+
+
+async def test_a_new_master_token_signs_every_browser_out(settings: Settings) -> None:
+    first = LiveServer(create_app(settings))
+    await first.start()
+    try:
+        async with browser(first, "Browser A") as a:
+            kept = a.cookies[COOKIE_NAME]
+    finally:
+        await first.stop()
+    renewed = LiveServer(create_app(settings.model_copy(update={"token": TOKEN + "-new"})))
+    await renewed.start()
+    try:
+        headers = {"Cookie": f"{COOKIE_NAME}={kept}"}
+        async with httpx.AsyncClient(base_url=renewed.url, headers=headers) as c:
+            assert (await c.get("/api/sessions")).status_code == 401
+    finally:
+        await renewed.stop()

@@ -12,6 +12,7 @@ from sqlmodel import Session
 from app.db.engine import open_database
 from app.db.models import SignIn, utcnow
 from app.services.signins import TOUCH_EVERY, SignIns
+from tests.conftest import TOKEN
 
 
 def stored_last_use(engine: Engine, signin_id: str) -> datetime:
@@ -24,7 +25,7 @@ def stored_last_use(engine: Engine, signin_id: str) -> datetime:
 
 def test_last_use_is_written_at_most_once_a_minute(tmp_path: Path) -> None:
     engine = open_database(tmp_path / "data")
-    signins = SignIns(engine)
+    signins = SignIns(engine, TOKEN)
     start = utcnow()
     view, secret = signins.create("a browser", now=start)
     for seconds in (1, 20, 59):
@@ -43,13 +44,23 @@ def test_last_use_is_written_at_most_once_a_minute(tmp_path: Path) -> None:
 
 def test_a_restarted_app_knows_the_signin_and_not_the_revoked_one(tmp_path: Path) -> None:
     engine = open_database(tmp_path / "data")
-    first = SignIns(engine)
+    first = SignIns(engine, TOKEN)
     kept, kept_secret = first.create("kept")
     gone, gone_secret = first.create("gone")
     first.revoke(gone.id)
-    again = SignIns(engine)  # a new process: an empty cache
+    again = SignIns(engine, TOKEN)  # a new process: an empty cache
     checked = again.check(kept_secret)
     assert checked is not None and checked.id == kept.id
     assert again.check(gone_secret) is None
     assert again.check("x" * 10_000) is None and again.check("") is None
     assert [v.label for v in again.list()] == ["kept"]
+
+
+def test_a_new_master_token_signs_every_browser_out(tmp_path: Path) -> None:
+    engine = open_database(tmp_path / "data")
+    _, secret = SignIns(engine, TOKEN).create("a browser")
+    renewed = SignIns(engine, TOKEN + "-new")
+    assert renewed.check(secret) is None
+    assert renewed.list() == []
+    # The old rows are gone, not only hidden: going back to the old token finds none.
+    assert SignIns(engine, TOKEN).check(secret) is None
