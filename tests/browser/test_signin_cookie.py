@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import Browser
 
 from app.web.security import COOKIE_NAME
-from tests.browser.conftest import TIMEOUT_MS
+from tests.browser.conftest import TIMEOUT_MS, Browsing
 from tests.conftest import TOKEN
 from tests.faults._support import ServerProcess
 
@@ -114,3 +114,18 @@ async def test_another_loopback_server_gets_no_angelia_cookie(
             assert r.status_code in (401, 403), cookie
             r = await replay.get("/", headers={"Cookie": cookie})
             assert r.status_code in (401, 403), cookie
+
+
+async def test_the_signed_in_browsers_page_signs_this_browser_out(browsing: Browsing) -> None:
+    page = browsing.page
+    await browsing.sign_in("/sessions")
+    await page.get_by_role("link", name="Signed-in browsers").click()
+    await page.wait_for_url(f"{browsing.server.url}/signins")
+    assert await page.locator("#signins tbody tr").count() == 1
+    assert await page.locator(".this-browser-badge").count() == 1
+    await page.get_by_role("button", name="Sign out this browser").click()
+    await page.locator("#signed-out").wait_for()
+    assert not await page.context.cookies()
+    response = await page.goto(f"{browsing.server.url}/sessions")
+    assert response is not None and response.status == 401
+    assert not browsing.log.page_errors and not await browsing.csp_violations()
