@@ -7,6 +7,7 @@ import asyncio
 import gc
 import ipaddress
 import logging
+import os
 import sys
 import threading
 import webbrowser
@@ -16,7 +17,7 @@ from app import __version__
 from app.db.engine import DataDirError
 from app.server import AngeliaServer
 from app.services.firstrun import ensure_default_profile
-from app.settings import Settings
+from app.settings import SHARED_LOOPBACK, Settings, can_bind, install_loopback
 
 
 def _is_loopback(host: str) -> bool:
@@ -33,7 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"angelia {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="start the web app")
-    serve.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default=None,
+        help="address to bind (default: this install's own loopback address 127.x.y.z)",
+    )
     serve.add_argument("--port", type=int, default=None, help="port (default 8765)")
     serve.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
     serve.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
@@ -47,6 +52,35 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
     doctor.add_argument("--json", action="store_true", help="print the facts as JSON")
     return parser
+
+
+def _own_address(settings: Settings) -> str:
+    """This install's loopback address if the OS lets us listen there, else 127.0.0.1."""
+    try:
+        address = install_loopback(settings.data_dir)
+    except OSError as exc:
+        _shared_loopback_warning("127.0.0.1", f"its own loopback address could not be kept ({exc})")
+        return "127.0.0.1"
+    if can_bind(address):
+        return address
+    _shared_loopback_warning(
+        "127.0.0.1",
+        f"this system does not route {address} (on macOS, 'sudo ifconfig lo0 alias "
+        f"{address} up' adds it)",
+    )
+    return "127.0.0.1"
+
+
+def _shared_loopback_warning(host: str, why: str) -> None:
+    because = f" because {why}" if why else ""
+    print(
+        f"WARNING: serving on {host}{because}. A browser sends the cookies of {host} to "
+        "every server there, whatever its port: any other local server you open in it (a dev "
+        "server, a container's published port) receives Angelia's sign-in cookie and can act "
+        "as that browser until you sign it out on the Signed-in browsers page.",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -84,6 +118,10 @@ def serve(args: argparse.Namespace) -> int:
     default = asyncio.run(ensure_default_profile(state.engine, state.backends, Path.cwd()))
     if default is not None:
         print(f"Created a profile for {default.cwd} with the {default.backend} backend.")
+    if args.host is None and not os.environ.get("ANGELIA_HOST"):
+        settings.host = _own_address(settings)
+    elif settings.host.lower() in SHARED_LOOPBACK:
+        _shared_loopback_warning(settings.host, "")
     token = state.token
     shown_host = settings.host if ":" not in settings.host else f"[{settings.host}]"
     url = f"http://{shown_host}:{settings.port}/?token={token}"

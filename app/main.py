@@ -21,6 +21,7 @@ from app.services.eventlog import EventLog
 from app.services.follow import Follower
 from app.services.lifecycle import Stopper
 from app.services.manager import SessionManager
+from app.services.signins import SignIns
 from app.settings import Settings
 from app.web import (
     api,
@@ -33,6 +34,7 @@ from app.web import (
     pages_history,
     pages_profiles,
     pages_review,
+    pages_signins,
     pages_terminal,
     pages_usage,
 )
@@ -107,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.angelia = state
+    app.state.signins = signins = SignIns(engine, token)
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
     app.include_router(docs.router)
@@ -120,8 +123,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_profiles.router)
     app.include_router(pages_history.router)
     app.include_router(pages_usage.router)
+    app.include_router(pages_signins.router)
     app.add_middleware(DurableWrites, events=events)
-    app.add_middleware(SecurityMiddleware, settings=settings, token=token)
+    app.add_middleware(SecurityMiddleware, settings=settings, token=token, signins=signins)
 
     @app.exception_handler(AppError)
     async def _app_error(request: Request, exc: AppError) -> Response:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+import secrets
+import socket
 from pathlib import Path
 
 from platformdirs import user_data_dir
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-LOOPBACK_HOSTS: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+LOOPBACK_HOSTS: frozenset[str] = frozenset({"127.0.0.1", "localhost", "[::1]"})
+# Loopback names every local server shares: a browser sends their cookies to all ports.
+SHARED_LOOPBACK: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_PORT = re.compile(r"[0-9]{1,5}")
 
 
 def _default_data_dir() -> Path:
@@ -49,11 +56,76 @@ class Settings(BaseSettings):
     def token_path(self) -> Path:
         return self.data_dir / "token"
 
+    @property
+    def loopback_path(self) -> Path:
+        return self.data_dir / "loopback-address"
+
     def host_allowed(self, host_header: str) -> bool:
         """True if a request's Host header names this server (DNS-rebinding guard)."""
-        host = host_header.strip().lower()
-        if host.startswith("["):
-            name = host.split("]", 1)[0] + "]"
-        else:
-            name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-        return name in LOOPBACK_HOSTS or name in {h.lower() for h in self.allowed_hosts}
+        name = host_name(host_header)
+        if name is None:
+            return False
+        own = {host_name(h) for h in (self.host, *self.allowed_hosts)}
+        return name in LOOPBACK_HOSTS or name in own
+
+
+def host_name(host_header: str) -> str | None:
+    """The name part of a Host header, lower-case, IPv6 in brackets; None if malformed.
+
+    Strict on purpose: ``[::1].evil.com`` or ``[::1]x`` is not ``[::1]`` with junk after
+    it but a name this server does not have.
+    """
+    host = host_header.strip().lower()
+    if host.startswith("[") or host.count(":") > 1:
+        inner, close, rest = host.removeprefix("[").partition("]")
+        if not host.startswith("["):
+            inner, close, rest = host, "]", ""  # a bare IPv6 address (an --allow-remote bind)
+        try:
+            address = ipaddress.IPv6Address(inner)
+        except ValueError:
+            return None
+        if not close or (rest and not (rest[0] == ":" and _PORT.fullmatch(rest[1:]))):
+            return None
+        return f"[{address.compressed}]"
+    name, colon, port = host.partition(":")
+    if not name or (colon and not _PORT.fullmatch(port)):
+        return None
+    return name
+
+
+def install_loopback(data_dir: Path) -> str:
+    """This install's own loopback address, 127.a.b.c, chosen once and kept in the data dir.
+
+    A browser keeps cookies per host name, not per port: on an address of its own,
+    Angelia's sign-in cookie is never sent to the other servers on 127.0.0.1.
+    """
+    path = data_dir / "loopback-address"
+    try:
+        stored = path.read_text().strip()
+    except FileNotFoundError:
+        stored = ""
+    if _own_loopback(stored):
+        return stored
+    address = "127." + ".".join(str(1 + secrets.randbelow(254)) for _ in range(3))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(address + "\n")
+    return address
+
+
+def _own_loopback(text: str) -> bool:
+    try:
+        address = ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    octets = address.packed
+    return octets[0] == 127 and all(0 < o < 255 for o in octets[1:]) and text != "127.0.0.1"
+
+
+def can_bind(host: str) -> bool:
+    """True if a socket can listen on ``host`` (macOS routes only 127.0.0.1 by default)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except OSError:
+        return False
+    return True

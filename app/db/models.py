@@ -120,3 +120,21 @@ class PermissionRequest(SQLModel, table=True):
     message: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
     decided_at: datetime | None = None
+
+
+class SignIn(SQLModel, table=True):
+    """One browser signed in with the printed URL; its cookie holds a secret whose hash is here."""
+
+    __tablename__ = "sign_in"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    # SHA-256 of the cookie's secret: a stolen database file signs no browser in.
+    secret_hash: str = Field(unique=True)
+    # The browser's User-Agent, shortened: only a label for the user to tell browsers apart.
+    label: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    last_used_at: datetime = Field(default_factory=utcnow)
+    # The absolute end; an idle sign-in ends earlier (see app/services/signins.py).
+    expires_at: datetime
+    # Which master token made it: a new token signs every browser out.
+    token_mark: str

@@ -1,10 +1,13 @@
 """Access control for a local app that can run shell commands.
 
 Checks, in order, for every HTTP request: the Host header names this server (DNS
-rebinding), a foreign Origin is refused whatever the credentials, then the token —
-as a bearer header, or the HttpOnly cookie that the printed ``/?token=…`` URL sets.
-Cookie-authenticated requests that change state must also prove they come from our own
-pages (same-origin Origin/Referer, or the CSRF header htmx sends).
+rebinding), a foreign Origin is refused whatever the credentials, then the credential —
+the master token as a bearer header, or the HttpOnly cookie of a browser sign-in that
+the printed ``/?token=…`` URL creates (app/services/signins.py). The cookie never holds
+the master token: a browser sends it to every port of its host, so another server there
+must not receive anything it could replay as the token. Cookie-authenticated requests
+that change state must also prove they come from our own pages (same-origin
+Origin/Referer, or the CSRF header htmx sends).
 """
 
 from __future__ import annotations
@@ -14,14 +17,18 @@ import hmac
 import json
 import secrets
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
+import anyio
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.services.signins import LIFETIME, SignIns
 from app.settings import Settings
 
-COOKIE_NAME = "angelia_token"
+COOKIE_NAME = "angelia_signin"
+# What a redirect path may keep unescaped; everything else (spaces, CR/LF, non-ASCII) is quoted.
+_PATH_SAFE = "/!$&'()*+,;=:@-._~"
 PUBLIC_PATHS = ("/api/health",)
 PUBLIC_PREFIXES = ("/static/",)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -60,10 +67,11 @@ def csrf_token_for(token: str) -> str:
 
 
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, *, settings: Settings, token: str) -> None:
+    def __init__(self, app: ASGIApp, *, settings: Settings, token: str, signins: SignIns) -> None:
         self.app = app
         self.settings = settings
         self.token = token
+        self.signins = signins
         self.csrf = csrf_token_for(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -91,22 +99,26 @@ class SecurityMiddleware:
 
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         if method == "GET" and "token" in query:
-            await self._token_login(scope, send, query)
+            await self._token_login(scope, send, query, headers)
             return
 
-        by_bearer = self._bearer_ok(headers.get("authorization", ""))
-        by_cookie = not by_bearer and self._matches(_cookie(headers, COOKIE_NAME))
-        if not (by_bearer or by_cookie):
-            await _unauthorized(send, path)
-            return
-        if by_cookie and method not in SAFE_METHODS and not self._csrf_ok(headers, host):
-            await _plain(send, 403, "Forbidden: missing same-origin proof (CSRF).")
-            return
-        scope.setdefault("state", {})["csrf_token"] = self.csrf
+        signin_id = None
+        if not self._bearer_ok(headers.get("authorization", "")):
+            signin_id = await self._signed_in(headers)
+            if signin_id is None:
+                await _unauthorized(send, path)
+                return
+            if method not in SAFE_METHODS and not self._csrf_ok(headers, host):
+                await _plain(send, 403, "Forbidden: missing same-origin proof (CSRF).")
+                return
+            receive, send = self._while_signed_in(signin_id, receive, send)
+        state = scope.setdefault("state", {})
+        state["csrf_token"] = self.csrf
+        state["signin_id"] = signin_id
         await self.app(scope, receive, _with_headers(send))
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The same Host, Origin and token checks for an upgrade (CORS does not cover it).
+        """The same Host, Origin and credential checks for an upgrade (CORS does not cover it).
 
         A refusal closes before accepting, which the server answers with HTTP 403.
         """
@@ -118,7 +130,7 @@ class SecurityMiddleware:
             and (origin is None or _same_origin(origin, host))
             and (
                 self._bearer_ok(headers.get("authorization", ""))
-                or self._matches(_cookie(headers, COOKIE_NAME))
+                or await self._signed_in(headers) is not None
             )
         )
         if not ok:
@@ -126,6 +138,46 @@ class SecurityMiddleware:
             return
         scope.setdefault("state", {})["csrf_token"] = self.csrf
         await self.app(scope, receive, send)
+
+    async def _signed_in(self, headers: Headers) -> str | None:
+        """The id of the live sign-in the request's cookie belongs to, if any."""
+        checked = self.signins.check(_cookie(headers, COOKIE_NAME))
+        if checked is None:
+            return None
+        if checked.touch_due:
+            await anyio.to_thread.run_sync(self.signins.touch, checked.id)
+        return checked.id
+
+    def _while_signed_in(
+        self, signin_id: str, receive: Receive, send: Send
+    ) -> tuple[Receive, Send]:
+        """End an event stream once its sign-in is revoked.
+
+        The stream's next event is not sent: the response ends there instead, and the
+        stream's own disconnect check (every few seconds when idle) sees the client gone.
+        """
+        streaming = False
+        ended = False
+
+        async def checked_receive() -> Message:
+            if streaming and not self.signins.alive(signin_id):
+                return {"type": "http.disconnect"}
+            return await receive()
+
+        async def checked_send(message: Message) -> None:
+            nonlocal streaming, ended
+            if message["type"] == "http.response.start":
+                ctype = Headers(raw=message.get("headers", [])).get("content-type", "")
+                streaming = ctype.startswith("text/event-stream")
+            elif streaming and message["type"] == "http.response.body":
+                if ended:
+                    return
+                if not self.signins.alive(signin_id):
+                    ended = True
+                    message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        return checked_receive, checked_send
 
     def _matches(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(
@@ -145,24 +197,36 @@ class SecurityMiddleware:
         sent = headers.get("x-csrf-token", "")
         return hmac.compare_digest(sent.encode(), self.csrf.encode())
 
-    async def _token_login(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
+    async def _token_login(
+        self, scope: Scope, send: Send, query: dict[str, str], headers: Headers
+    ) -> None:
+        """The printed URL: check the master token, sign this browser in, drop the token."""
         if not self._matches(query.pop("token")):
             await _plain(send, 401, "Unauthorized: that token is not valid for this server.")
             return
+        path: str = scope["path"]
+        if any(not ch.isprintable() for ch in path):
+            await _plain(send, 400, "Bad request: the sign-in URL's path has control characters.")
+            return
         # "//host/…" (or "/\\host/…", which browsers read the same way) would be a
         # protocol-relative redirect to another site.
-        path = "/" + scope["path"].lstrip("/\\")
+        path = quote("/" + path.lstrip("/\\"), safe=_PATH_SAFE)
         location = path + (("?" + urlencode(query)) if query else "")
-        cookie = f"{COOKIE_NAME}={self.token}; HttpOnly; SameSite=Strict; Path=/"
+        extra: list[tuple[bytes, bytes]] = []
+        # A browser that is signed in already (the URL opened twice) keeps its sign-in.
+        if await self._signed_in(headers) is None:
+            agent = headers.get("user-agent", "")
+            _, secret = await anyio.to_thread.run_sync(self.signins.create, agent)
+            cookie = (
+                f"{COOKIE_NAME}={secret}; HttpOnly; SameSite=Strict; Path=/; "
+                f"Max-Age={int(LIFETIME.total_seconds())}"
+            )
+            extra.append((b"set-cookie", cookie.encode()))
         await send(
             {
                 "type": "http.response.start",
                 "status": 303,
-                "headers": [
-                    (b"location", location.encode()),
-                    (b"set-cookie", cookie.encode()),
-                    *SECURITY_HEADERS,
-                ],
+                "headers": [(b"location", location.encode()), *extra, *SECURITY_HEADERS],
             }
         )
         await send({"type": "http.response.body", "body": b""})
@@ -215,7 +279,7 @@ async def _unauthorized(send: Send, path: str) -> None:
     else:
         body = (
             "Unauthorized. Open the URL that 'angelia serve' printed "
-            "(http://127.0.0.1:PORT/?token=…) to sign in."
+            "(http://…:PORT/?token=…) to sign in."
         ).encode()
         ctype = b"text/plain; charset=utf-8"
     await send(

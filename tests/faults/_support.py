@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +22,9 @@ class ServerProcess:
     """One run of ``angelia serve`` on a data dir; output goes to a log file.
 
     By default the checkout's ``python -m app.cli`` runs in the checkout; ``command``, ``cwd``
-    and ``env`` run another ``angelia`` elsewhere (an installed one, say).
+    and ``env`` run another ``angelia`` elsewhere (an installed one, say). ``host`` None
+    leaves the address to ``angelia serve`` (its per-install one): ``url`` and
+    ``signin_url`` are then read from the URL it prints.
     """
 
     def __init__(
@@ -33,10 +36,13 @@ class ServerProcess:
         command: list[str] | None = None,
         cwd: Path = REPO,
         env: dict[str, str] | None = None,
+        host: str | None = "127.0.0.1",
     ) -> None:
         self.data_dir = data_dir
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.host = host
+        self.url = f"http://{host}:{self.port}" if host else ""
+        self.signin_url = f"{self.url}/?token={TOKEN}" if host else ""
         self.log_path = log_dir / f"server-{self.port}-{time.monotonic_ns()}.log"
         self.command = command or [sys.executable, "-m", "app.cli"]
         self.cwd = cwd
@@ -48,12 +54,18 @@ class ServerProcess:
         env.pop("ANGELIA_DATA_DIR", None)
         argv = [*self.command, "serve", "--port", str(self.port)]
         argv += ["--data-dir", str(self.data_dir), "--no-browser"]
+        if self.host:
+            argv += ["--host", self.host]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise AssertionError(f"server exited with {self.proc.returncode}: {self.log()}")
+            if not self.url:
+                self._read_printed_url()
+                time.sleep(0.05)
+                continue
             try:
                 if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
                     return self
@@ -61,6 +73,12 @@ class ServerProcess:
                 pass
             time.sleep(0.05)
         raise AssertionError(f"server did not start: {self.log()}")
+
+    def _read_printed_url(self) -> None:
+        found = re.search(r"^Open (http://\S+?)/\?token=\S+$", self.log(), re.MULTILINE)
+        if found:
+            self.signin_url = found.group(0).removeprefix("Open ")
+            self.url = found.group(1)
 
     @property
     def pid(self) -> int:

@@ -119,8 +119,14 @@ def served(angelia: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     root = tmp_path_factory.mktemp("installed")
     empty = root / "cwd"
     empty.mkdir()
+    # No --host: the installed command picks this install's own loopback address.
     server = ServerProcess(
-        root / "data", root, command=[str(angelia)], cwd=empty, env=clean_env(root / "home")
+        root / "data",
+        root,
+        command=[str(angelia)],
+        cwd=empty,
+        env=clean_env(root / "home"),
+        host=None,
     )
     server.start()
     try:
@@ -145,6 +151,7 @@ def session_id(served: ServerProcess, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def test_health(served: ServerProcess) -> None:
+    assert not served.url.startswith("http://127.0.0.1:"), served.url
     r = httpx.get(f"{served.url}/api/health", timeout=30)
     assert r.status_code == 200
     assert r.json() == {"ok": True, "version": __version__}

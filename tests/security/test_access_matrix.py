@@ -23,6 +23,8 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
+from app.db.engine import open_database
+from app.services.signins import SignIns
 from app.settings import Settings
 from app.web.security import COOKIE_NAME, SecurityMiddleware
 from tests.conftest import TOKEN, LiveServer
@@ -34,6 +36,13 @@ FOREIGN_HOSTS = (
     "127.0.0.1.evil.example:{port}",
     "localhost.evil.example",
     "10.0.0.1:{port}",
+    # IPv6 literals are parsed strictly: a bracket is not a prefix to match.
+    "[::1].evil.com",
+    "[::1].evil.com:{port}",
+    "[::1]evil.com",
+    "[::1]:{port}x",
+    "[::1:{port}",
+    "[evil.com]:{port}",
 )
 FOREIGN_ORIGINS = (
     "http://evil.example",
@@ -103,8 +112,25 @@ async def csrf_token(client: httpx.AsyncClient) -> str:
     return value
 
 
-def cookie(token: str = TOKEN) -> dict[str, str]:
-    return {"Cookie": f"{COOKIE_NAME}={token}"}
+def cookie(value: str) -> dict[str, str]:
+    return {"Cookie": f"{COOKIE_NAME}={value}"}
+
+
+async def signed_in(anon: httpx.AsyncClient) -> dict[str, str]:
+    """A fresh browser sign-in through the printed URL: its Cookie header.
+
+    From a client of its own, so ``anon`` never holds a cookie in its jar.
+    """
+    async with httpx.AsyncClient(base_url=anon.base_url) as fresh:
+        r = await fresh.get("/", params={"token": TOKEN})
+    assert r.status_code == 303, r.text
+    value = r.headers["set-cookie"].split(";", 1)[0].split("=", 1)[1]
+    return cookie(value)
+
+
+@pytest.fixture
+async def browser(anon: httpx.AsyncClient) -> dict[str, str]:
+    return await signed_in(anon)
 
 
 def bearer(token: str = TOKEN) -> dict[str, str]:
@@ -146,6 +172,8 @@ async def test_every_route_but_health_and_static_needs_the_token(
         rows.append((f"{ep} wrong bearer", r.status_code, {401}))
         r = await call(anon, ep, ep.url(), cookie("wrong-token"))
         rows.append((f"{ep} wrong cookie", r.status_code, {401}))
+        r = await call(anon, ep, ep.url(), cookie(TOKEN))
+        rows.append((f"{ep} master token as cookie", r.status_code, {401}))
     assert not failures(rows), failures(rows)
 
 
@@ -155,7 +183,7 @@ async def test_public_routes_answer_without_the_token(anon: httpx.AsyncClient) -
 
 
 async def test_wrong_tokens_of_every_length_are_refused(
-    server: LiveServer, anon: httpx.AsyncClient
+    server: LiveServer, anon: httpx.AsyncClient, browser: dict[str, str]
 ) -> None:
     """Equal-length near misses and other lengths all fail the same way (constant-time compare)."""
     near = [
@@ -177,7 +205,7 @@ async def test_wrong_tokens_of_every_length_are_refused(
         assert r.status_code == 401, bad[:20]
         assert "set-cookie" not in r.headers
     assert (await anon.get("/api/sessions", headers=bearer())).status_code == 200
-    assert (await anon.get("/api/sessions", headers=cookie())).status_code == 200
+    assert (await anon.get("/api/sessions", headers=browser)).status_code == 200
 
 
 # -- Host and Origin ----------------------------------------------------------------------
@@ -200,18 +228,18 @@ async def test_foreign_host_is_refused_on_every_route_even_with_the_token(
             rows.append((f"GET {path} Host={h}", r.status_code, {403}))
     assert not failures(rows), failures(rows)
     # The same request with this machine's names is fine.
-    for h in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "localhost"):
+    for h in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "localhost", "[::1]:8765"):
         assert (await anon.get("/api/sessions", headers={**bearer(), "Host": h})).status_code == 200
 
 
 async def test_foreign_origin_is_refused_whatever_the_credentials(
-    server: LiveServer, anon: httpx.AsyncClient
+    server: LiveServer, anon: httpx.AsyncClient, browser: dict[str, str]
 ) -> None:
     rows: list[Row] = []
     creds: list[tuple[str, dict[str, str]]] = [
         ("none", {}),
         ("bearer", bearer()),
-        ("cookie", cookie()),
+        ("cookie", browser),
     ]
     for ep in endpoints(server):
         if ep.kind == "websocket":
@@ -228,7 +256,7 @@ async def test_foreign_origin_is_refused_whatever_the_credentials(
 
 
 async def test_no_cors_headers_even_on_a_preflight(
-    server: LiveServer, anon: httpx.AsyncClient
+    server: LiveServer, anon: httpx.AsyncClient, browser: dict[str, str]
 ) -> None:
     preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x"}
     seen = 0
@@ -236,7 +264,7 @@ async def test_no_cors_headers_even_on_a_preflight(
         if ep.kind == "websocket":
             continue
         for origin in ("http://evil.example", server.url):
-            for extra in ({}, bearer(), cookie()):
+            for extra in ({}, bearer(), browser):
                 opt = Endpoint("OPTIONS", ep.path)
                 r = await call(anon, opt, ep.url(), {**preflight, **extra, "Origin": origin})
                 assert r.status_code >= 400 or r.status_code == 204, (ep, r.status_code)
@@ -265,22 +293,26 @@ async def test_cookie_state_changes_need_same_origin_proof(
             ("same-origin referer", {"Referer": f"{server.url}/"}, allowed),
             ("same origin", {"Origin": server.url}, allowed),
         ):
-            r = await call(anon, ep, url, {**cookie(), **extra})
+            # A sign-in per request: some of these routes sign their browser out.
+            r = await call(anon, ep, url, {**await signed_in(anon), **extra})
             rows.append((f"{ep} [{label}]", r.status_code, want))
     assert not failures(rows), failures(rows)
 
 
 async def test_cookie_post_with_csrf_header_works(
-    anon: httpx.AsyncClient, client: httpx.AsyncClient, project_dir: Path
+    anon: httpx.AsyncClient,
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    browser: dict[str, str],
 ) -> None:
     token = await csrf_token(client)
     body = {"name": "p", "backend": "claude", "cwd": str(project_dir)}
-    r = await anon.post("/api/profiles", json=body, headers={**cookie(), "X-CSRF-Token": token})
+    r = await anon.post("/api/profiles", json=body, headers={**browser, "X-CSRF-Token": token})
     assert r.status_code == 201, r.text
     r = await anon.post(
         "/profiles",
         data={"name": "q", "backend": "claude", "cwd": str(project_dir)},
-        headers={**cookie(), "X-CSRF-Token": token},
+        headers={**browser, "X-CSRF-Token": token},
     )
     assert r.status_code == 303
     # Bearer clients are not browsers: no CSRF proof needed.
@@ -393,7 +425,10 @@ async def test_login_cookie_is_httponly_and_samesite_strict(anon: httpx.AsyncCli
     assert r.status_code == 303
     raw = r.headers["set-cookie"]
     attrs = [a.strip().lower() for a in raw.split(";")]
-    assert attrs[0] == f"{COOKIE_NAME}={TOKEN}".lower()
+    name, _, value = raw.split(";", 1)[0].partition("=")
+    # A sign-in of its own (32 random bytes), never the master token.
+    assert name == COOKIE_NAME and value != TOKEN and TOKEN not in raw
+    assert len(value) >= 43
     assert "httponly" in attrs
     assert "samesite=strict" in attrs
     assert "path=/" in attrs
@@ -410,6 +445,21 @@ async def test_login_redirect_never_leaves_the_site(
         assert r.status_code == 303
         location = r.headers["location"]
         assert location.startswith("/") and not location.startswith(("//", "/\\")), location
+
+
+async def test_login_redirect_path_with_control_characters_is_refused(
+    server: LiveServer, anon: httpx.AsyncClient
+) -> None:
+    """CR/LF in the path would otherwise reach the Location header (header injection)."""
+    for path in ("/%0d%0aSet-Cookie:%20x=1", "/a%0ab", "/a%0db", "/x%00y", "/x%7fy", "/%09"):
+        r = await anon.get(server.url + path, params={"token": TOKEN})
+        assert r.status_code == 400, (path, r.status_code)
+        assert "control characters" in r.text
+        assert "set-cookie" not in r.headers and "location" not in r.headers
+    # A plain path with a space or a non-ASCII letter is kept, quoted.
+    r = await anon.get(server.url + "/a%20b/%C3%A9", params={"token": TOKEN, "x": "1"})
+    assert r.status_code == 303
+    assert r.headers["location"] == "/a%20b/%C3%A9?x=1"
 
 
 # -- websockets: no route is exempt by being a websocket ------------------------------------------
@@ -448,34 +498,42 @@ async def _ws_handshake(app: Any, path: str, headers: dict[str, str]) -> str:
     return kind
 
 
-def _ws_app(settings: Settings) -> SecurityMiddleware:
+def _ws_app(settings: Settings, signins: SignIns) -> SecurityMiddleware:
     async def echo(ws: WebSocket) -> None:
         await ws.accept()
         await ws.send_text("hello")
         await ws.close()
 
     return SecurityMiddleware(
-        Starlette(routes=[WebSocketRoute("/ws", echo)]), settings=settings, token=TOKEN
+        Starlette(routes=[WebSocketRoute("/ws", echo)]),
+        settings=settings,
+        token=TOKEN,
+        signins=signins,
     )
 
 
 async def test_websocket_upgrades_are_checked_like_http(settings: Settings) -> None:
-    app = _ws_app(settings)
+    signins = SignIns(open_database(settings.data_dir), TOKEN)
+    app = _ws_app(settings, signins)
+    _, secret = signins.create("a test browser")
     host = {"host": "127.0.0.1:8765"}
     refused: list[dict[str, str]] = [
         {},
         {"authorization": "Bearer wrong"},
         {"cookie": f"{COOKIE_NAME}=wrong"},
+        {"cookie": f"{COOKIE_NAME}={TOKEN}"},
+        {"cookie": f"angelia_token={TOKEN}"},
         {"authorization": f"Bearer {TOKEN}", "host": "evil.example"},
+        {"authorization": f"Bearer {TOKEN}", "host": "[::1].evil.com"},
         {"authorization": f"Bearer {TOKEN}", "origin": "http://evil.example"},
-        {"cookie": f"{COOKIE_NAME}={TOKEN}", "origin": "http://evil.example"},
+        {"cookie": f"{COOKIE_NAME}={secret}", "origin": "http://evil.example"},
     ]
     for headers in refused:
         got = await _ws_handshake(app, "/ws", {**host, **headers})
         assert got in ("websocket.close", "websocket.http.response.start"), (headers, got)
     for headers in (
         {"authorization": f"Bearer {TOKEN}"},
-        {"cookie": f"{COOKIE_NAME}={TOKEN}", "origin": "http://127.0.0.1:8765"},
+        {"cookie": f"{COOKIE_NAME}={secret}", "origin": "http://127.0.0.1:8765"},
     ):
         assert await _ws_handshake(app, "/ws", {**host, **headers}) == "websocket.accept"
 

@@ -349,8 +349,8 @@ async def test_header_actions_rename_delete_export_fork(
     assert rename.select_one("label[for=rename-title]") is not None
 
     # The page's forms as a browser sends them: the cookie, and our own Origin.
-    cookies = {"angelia_token": TOKEN}
-    async with httpx.AsyncClient(base_url=server.url, cookies=cookies) as browser:
+    async with httpx.AsyncClient(base_url=server.url) as browser:
+        assert (await browser.get("/", params={"token": TOKEN})).status_code == 303  # signs in
         r = await browser.post(f"/sessions/{sid}/rename", data={"title": "after"})
         assert r.status_code == 403  # no same-origin proof
         origin = {"Origin": server.url}
