@@ -122,9 +122,8 @@ def serve(args: argparse.Namespace) -> int:
         settings.host = _own_address(settings)
     elif settings.host.lower() in SHARED_LOOPBACK:
         _shared_loopback_warning(settings.host, "")
-    token = state.token
-    shown_host = settings.host if ":" not in settings.host else f"[{settings.host}]"
-    url = f"http://{shown_host}:{settings.port}/?token={token}"
+    app.state.data_dir_lock.announce(settings.public_url)
+    url = f"{settings.public_url}?token={state.token}"
     print(f"Angelia {__version__} — data in {settings.data_dir}", flush=True)
     print(f"Open {url}", flush=True)
     if not args.no_browser:

@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.angelia = state
+    app.state.data_dir_lock = lock
     app.state.signins = signins = SignIns(engine, token)
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)

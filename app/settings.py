@@ -12,6 +12,8 @@ from platformdirs import user_data_dir
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.db.datadir import create_private_file, make_private_dir
+
 LOOPBACK_HOSTS: frozenset[str] = frozenset({"127.0.0.1", "localhost", "[::1]"})
 # Loopback names every local server shares: a browser sends their cookies to all ports.
 SHARED_LOOPBACK: frozenset[str] = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -107,7 +109,8 @@ def install_loopback(data_dir: Path) -> str:
     if _own_loopback(stored):
         return stored
     address = "127." + ".".join(str(1 + secrets.randbelow(254)) for _ in range(3))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
+    create_private_file(path)
     path.write_text(address + "\n")
     return address
 

@@ -76,12 +76,18 @@ class DataDirLock:
             raise
         lock = cls(fd, path)
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps({"pid": os.getpid(), "url": url}).encode(), 0)
+            lock.announce(url)
         except OSError:
             lock.release()
             raise
         return lock
+
+    def announce(self, url: str) -> None:
+        """Say where this server answers (once its address is known), for a second one."""
+        if self._fd is None:
+            return
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, json.dumps({"pid": os.getpid(), "url": url}).encode(), 0)
 
     @property
     def held(self) -> bool:

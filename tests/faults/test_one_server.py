@@ -29,7 +29,8 @@ async def test_a_second_server_leaves_the_first_ones_agents_alone(
     tmp_path: Path, project_dir: Path, fake_claude: dict[str, Any], same_port: bool
 ) -> None:
     write_scenario(fake_claude["scenario"], [LONG_TURN])
-    first = ServerProcess(tmp_path / "data", tmp_path).start()
+    # On its own per-install address, as a user would start it.
+    first = ServerProcess(tmp_path / "data", tmp_path, host=None).start()
     try:
         async with first.client() as client:
             sid = await make_session(client, project_dir, fake_claude)
@@ -45,7 +46,7 @@ async def test_a_second_server_leaves_the_first_ones_agents_alone(
             lines = [line for line in out.splitlines() if line.strip()]
             assert len(lines) == 1, out
             assert lines[0].startswith("angelia: Another Angelia server is already running")
-            assert f":{first.port}/" in lines[0], "the line names where the running one is"
+            assert f" at {first.url}/ (pid {first.pid})" in lines[0], "where the running one is"
             assert TOKEN not in out and "token" not in out.lower()
             assert "Open http" not in out
 

@@ -40,7 +40,7 @@ async def test_a_new_data_dir_and_everything_in_it_is_private(
     tmp_path: Path, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
     write_scenario(fake_claude["scenario"], [[{"text": "a nice picture"}]])
-    server = ServerProcess(tmp_path / "data", tmp_path, command=UMASK_022).start()
+    server = ServerProcess(tmp_path / "data", tmp_path, command=UMASK_022, host=None).start()
     try:
         async with server.client() as client:
             sid = await make_session(client, project_dir, fake_claude)
@@ -54,7 +54,8 @@ async def test_a_new_data_dir_and_everything_in_it_is_private(
     finally:
         server.stop()
     assert any(name.endswith(".png") for name in found), found
-    assert {"angelia.db", "angelia.db-wal", "angelia.db-shm", "images"} <= set(found), found
+    expected = {"angelia.db", "angelia.db-wal", "angelia.db-shm", "images", "loopback-address"}
+    assert expected <= set(found), found
     for name, mode in found.items():
         is_dir = (server.data_dir / name).is_dir()
         assert mode == (0o700 if is_dir else 0o600), f"{name} is {mode:04o}"
