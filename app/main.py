@@ -35,6 +35,7 @@ from app.web import (
     pages_terminal,
     pages_usage,
 )
+from app.web.bodylimits import JsonBodyLimits
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.render import make_templates
@@ -99,6 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_history.router)
     app.include_router(pages_usage.router)
     app.add_middleware(DurableWrites, events=events)
+    app.add_middleware(JsonBodyLimits)
     app.add_middleware(SecurityMiddleware, settings=settings, token=token)
 
     @app.exception_handler(AppError)

@@ -4,7 +4,6 @@ own transcripts."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,6 +15,7 @@ from app.errors import ValidationFailed
 from app.schemas import SessionPublic
 from app.services import changes, export_import, exporter, importer, store, terminal
 from app.services.importer import ClaudeImportReport
+from app.web.bodylimits import load_json
 from app.web.deps import StateDep
 
 router = APIRouter(prefix="/api")
@@ -116,10 +116,8 @@ async def _uploaded_bytes(request: Request) -> bytes:
 def _parse_json(raw: bytes) -> Any:
     if not raw.strip():
         raise ValidationFailed("file", "the request has no body; send an exported .json file")
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ValidationFailed("file", f"not valid JSON ({exc})") from exc
+    # A form's file is not a JSON body, so the middleware's caps are applied here.
+    return load_json(raw, "file")
 
 
 class SessionChangesPublic(BaseModel):
