@@ -1,17 +1,21 @@
 """Hostile input gets a 4xx that says what is wrong, never a 500: integers beyond SQLite's
 range, odd ``Last-Event-ID`` values, JSON nested or sized past the caps, glob characters
-in a Claude session id, pseudo-filesystem and overlong paths, and dates at the calendar's
-ends."""
+in a Claude session id, pseudo-filesystem and overlong paths, dates at the calendar's
+ends, and spreadsheet formulas in the usage CSV."""
 
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
+import json
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from app.schemas import ProfileCreate
 from app.services import store
 from tests.conftest import TOKEN, LiveServer
 from tests.security._support import make_session
@@ -292,3 +296,28 @@ async def test_page_days_at_the_calendar_ends_are_422(
 ) -> None:
     r = await client.get(page, params=query)
     assert r.status_code == 422 and "out of range" in r.text
+
+
+# -- the usage CSV -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ['\t=HYPERLINK("http://x")', "\r=1+1", " +1", "\n@SUM(1)", "\x0b-2"]
+)
+async def test_csv_quotes_formulas_behind_blanks_and_control_characters(
+    server: LiveServer, client: httpx.AsyncClient, project_dir: Path, name: str
+) -> None:
+    engine = server.app.state.angelia.engine
+    data = ProfileCreate.model_construct(
+        **ProfileCreate(name="x", backend="claude", cwd=str(project_dir)).model_dump()
+        | {"name": name}
+    )
+    profile = store.create_profile(engine, data=data)
+    sid = store.create_session(engine, profile_id=profile.id, title="t").id
+    events = server.app.state.angelia.events
+    events.append(sid, "turn_end", {"cost_usd": 0.1, "usage": {"input_tokens": 1}})
+    events.flush_sync()
+    r = await client.get("/api/usage.csv", params={"group": "profile"})
+    assert r.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    assert rows[0]["label"] == "'" + name, json.dumps(rows[0])
