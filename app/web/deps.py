@@ -72,7 +72,9 @@ def last_event_id(
     text = (value or "").strip(" \t")
     if not text:
         return None
-    if not set(text) <= _DIGITS or len(text) > len(str(MAX_SEQ)) or int(text) > MAX_SEQ:
+    # The length is checked before int(), which would refuse a few thousand digits itself.
+    significant = text.lstrip("0")
+    if not set(text) <= _DIGITS or len(significant) > len(str(MAX_SEQ)) or int(text) > MAX_SEQ:
         raise AppError(
             f"Last-Event-ID must be a whole number from 0 to {MAX_SEQ}, the id of an event "
             "this stream sent"
