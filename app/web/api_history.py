@@ -95,7 +95,10 @@ async def import_json(request: Request, state: StateDep) -> JsonImportOut:
 async def import_claude(state: StateDep, body: ClaudeImportIn | None = None) -> ClaudeImportReport:
     """Import Claude Code's transcripts; importing again adds only what is new."""
     if body is not None and body.path:
-        path = Path(body.path).expanduser()
+        try:
+            path = Path(body.path).expanduser()
+        except RuntimeError as exc:  # "~name" of a user this machine does not have
+            raise ValidationFailed("path", str(exc)) from exc
         if not path.is_absolute():
             raise ValidationFailed("path", "must be an absolute path")
     else:

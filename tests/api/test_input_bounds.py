@@ -253,6 +253,22 @@ async def test_overlong_paths_and_nul_are_422(
     assert r.status_code == 422 and reason in r.text
 
 
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/" + "a" * 300, "name too long"),
+        ("/" + "a/" * 2100, "longer than 4096"),
+        ("~no-such-user-here/projects", "home directory"),
+    ],
+)
+async def test_a_claude_import_path_that_cannot_be_read_is_422(
+    client: httpx.AsyncClient, path: str, reason: str
+) -> None:
+    r = await client.post("/api/import/claude", json={"path": path})
+    assert r.status_code == 422, r.text[:300]
+    assert r.json()["detail"][0]["field"] == "path" and reason in r.text
+
+
 # -- dates ---------------------------------------------------------------------------------
 
 
