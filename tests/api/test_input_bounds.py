@@ -88,9 +88,8 @@ async def test_rewind_and_queue_refuse_huge_numbers(
 
 @pytest.mark.parametrize("path", ["/api/sessions/{sid}/stream", "/sessions/{sid}/live"])
 # Header bytes arrive as Latin-1: b"\xb2" is "²", which str.isdigit() accepts.
-@pytest.mark.parametrize(
-    "value", ["²", "¹²", "0²", str(HUGE), "9" * 400, "-1", "+1", "12abc", "1 2", "0x10"]
-)
+# A few by hand; tests/fuzz/test_openapi.py sweeps many more against the same rule.
+@pytest.mark.parametrize("value", ["²", "0²", str(HUGE), "9" * 400, "-1", "12abc", "1 2"])
 async def test_a_last_event_id_that_is_not_plain_digits_is_400(
     client: httpx.AsyncClient, project_dir: Path, path: str, value: str
 ) -> None:
