@@ -72,14 +72,22 @@ def last_event_id(
     text = (value or "").strip(" \t")
     if not text:
         return None
-    # The length is checked before int(), which would refuse a few thousand digits itself.
-    significant = text.lstrip("0")
-    if not set(text) <= _DIGITS or len(significant) > len(str(MAX_SEQ)) or int(text) > MAX_SEQ:
-        raise AppError(
-            f"Last-Event-ID must be a whole number from 0 to {MAX_SEQ}, the id of an event "
-            "this stream sent"
-        )
-    return int(text)
+    # Zeros in front are dropped and the length checked before int(), which refuses a
+    # few thousand digits with an error of its own.
+    significant = text.lstrip("0") or "0"
+    if not set(text) <= _DIGITS or len(significant) > len(str(MAX_SEQ)):
+        raise _bad_last_event_id()
+    seq = int(significant)
+    if seq > MAX_SEQ:
+        raise _bad_last_event_id()
+    return seq
+
+
+def _bad_last_event_id() -> AppError:
+    return AppError(
+        f"Last-Event-ID must be a whole number from 0 to {MAX_SEQ}, the id of an event "
+        "this stream sent"
+    )
 
 
 LastEventIdDep = Annotated[int | None, Depends(last_event_id)]
