@@ -38,6 +38,7 @@ from app.web import (
     pages_terminal,
     pages_usage,
 )
+from app.web.bodylimits import JsonBodyLimits
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.render import make_templates
@@ -126,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_usage.router)
     app.include_router(pages_signins.router)
     app.add_middleware(DurableWrites, events=events)
+    app.add_middleware(JsonBodyLimits)
     app.add_middleware(SecurityMiddleware, settings=settings, token=token, signins=signins)
 
     @app.exception_handler(AppError)

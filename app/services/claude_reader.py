@@ -10,11 +10,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 JsonDict = dict[str, Any]
+
+# Claude Code names a transcript after its session id, a UUID. The shape is checked
+# before an id goes into a glob or a path: ``*`` would match any transcript, ``**`` is
+# not even a valid pattern, and ``..`` or ``/`` would leave the projects folder.
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def is_session_id(text: str) -> bool:
+    """Whether ``text`` has the shape of a Claude Code session id (letters, digits, ``-``
+    and ``_``: a UUID, or a name like it), so it can name a transcript file."""
+    return _SESSION_ID.fullmatch(text) is not None
+
 
 _ENTRY_TYPES = frozenset({"user", "assistant", "progress", "system", "attachment"})
 # Lines the CLI writes for its own bookkeeping (titles, queue, request records, costs):

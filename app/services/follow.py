@@ -20,6 +20,7 @@ from watchfiles import Change, awatch
 
 from app.errors import ConflictError
 from app.services import importer, terminal
+from app.services.claude_reader import is_session_id
 from app.services.eventlog import EventLog
 from app.services.importer import FileReport, TranscriptImport
 
@@ -41,7 +42,7 @@ STOP_TIMEOUT_S = 2.0
 
 def find_transcript(projects: Path, backend_session_id: str) -> Path | None:
     """The transcript ``<projects>/<folder>/<id>.jsonl`` of a Claude Code session."""
-    if not backend_session_id or "/" in backend_session_id or not projects.is_dir():
+    if not is_session_id(backend_session_id) or not projects.is_dir():
         return None
     return next((p for p in projects.glob(f"*/{backend_session_id}.jsonl") if p.is_file()), None)
 

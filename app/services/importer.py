@@ -69,18 +69,31 @@ def default_projects_dir(settings: Settings) -> Path:
     return Path(config).expanduser() / "projects"
 
 
+# Linux's PATH_MAX: no longer path can be opened anyway.
+MAX_PATH_CHARS = 4096
+
+
 def find_transcripts(path: Path) -> list[Path]:
-    """Session files under a projects dir or one project's dir, or the file given."""
-    if path.is_file():
-        if path.suffix != ".jsonl":
-            raise ValidationFailed("path", f"{path} is not a .jsonl transcript")
-        return [path]
-    if not path.is_dir():
-        raise ValidationFailed("path", f"{path} does not exist")
-    # Subagent transcripts live deeper (<session>/subagents/**/agent-*.jsonl) and are
-    # not conversations of their own.
-    found = [*path.glob("*.jsonl"), *path.glob("*/*.jsonl")]
-    return sorted(p for p in found if p.is_file() and not p.name.startswith("agent-"))
+    """Session files under a projects dir or one project's dir, or the file given.
+
+    Raises:
+        ValidationFailed: ``path`` is too long, missing, not a transcript or unreadable.
+    """
+    if len(str(path)) > MAX_PATH_CHARS:
+        raise ValidationFailed("path", f"is longer than {MAX_PATH_CHARS} characters")
+    try:
+        if path.is_file():
+            if path.suffix != ".jsonl":
+                raise ValidationFailed("path", f"{path} is not a .jsonl transcript")
+            return [path]
+        if not path.is_dir():
+            raise ValidationFailed("path", f"{path} does not exist")
+        # Subagent transcripts live deeper (<session>/subagents/**/agent-*.jsonl) and are
+        # not conversations of their own.
+        found = [*path.glob("*.jsonl"), *path.glob("*/*.jsonl")]
+        return sorted(p for p in found if p.is_file() and not p.name.startswith("agent-"))
+    except OSError as exc:  # a name too long for the filesystem, a folder it may not read
+        raise ValidationFailed("path", f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 async def import_claude(engine: Engine, events: EventLog, path: Path) -> ClaudeImportReport:

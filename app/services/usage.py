@@ -21,10 +21,26 @@ from typing import Any, Literal
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-__all__ = ["GROUPS", "Usage", "UsageRow", "local_offset_minutes", "usage"]
+from app.errors import ValidationFailed
+
+__all__ = ["GROUPS", "Usage", "UsageRow", "check_day", "local_offset_minutes", "usage"]
 
 Group = Literal["day", "profile", "model", "backend"]
 GROUPS: tuple[Group, ...] = ("day", "profile", "model", "backend")
+
+# The days a period may start or end on: wider than any real query, and far enough from
+# the calendar's ends that the next day, moved by any time zone, is still a date.
+FIRST_DAY = date(1970, 1, 1)
+LAST_DAY = date(9998, 12, 31)
+
+
+def check_day(field: str, day: date | None) -> None:
+    """Raises:
+    ValidationFailed: ``day`` is outside ``FIRST_DAY`` … ``LAST_DAY``."""
+    if day is not None and not FIRST_DAY <= day <= LAST_DAY:
+        raise ValidationFailed(
+            field, f"{day.isoformat()} is out of range; use a day from {FIRST_DAY} to {LAST_DAY}"
+        )
 
 
 def _count(column: str) -> str:
@@ -100,7 +116,12 @@ def usage(
     """The sums per ``group`` from ``since`` to ``until`` (local days, both included).
 
     ``split``: day groups are also split by profile (keys ``<day>|<profile id>``), for the
-    stacked cost chart."""
+    stacked cost chart.
+
+    Raises:
+        ValidationFailed: ``since`` or ``until`` is out of range (``check_day``)."""
+    check_day("since", since)
+    check_day("until", until)
     offset = local_offset_minutes() if offset_minutes is None else offset_minutes
     key, label = _KEYS[group]
     if split and group == "day":

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from app import __version__
+from app.errors import ValidationFailed
 from app.schemas import (
     Accepted,
     DecisionIn,
@@ -35,11 +36,12 @@ from app.schemas import (
 from app.services import instructions, lineage, rulebook, search, store
 from app.services.images import decode_image
 from app.services.permissions import permission_to_dict
-from app.web.deps import SessionIdDep, StateDep
+from app.web.deps import MAX_SEQ, LastEventIdDep, SessionIdDep, StateDep, aware_utc
 from app.web.pages_terminal import refuse_if_followed
 from app.web.streaming import replay_then_follow
 
 router = APIRouter(prefix="/api")
+QueueSeq = Annotated[int, Path(ge=1, le=MAX_SEQ)]
 
 
 @router.get("/health", tags=["meta"])
@@ -134,8 +136,8 @@ async def list_sessions(
         profile_id=profile_id,
         backend=backend,
         status=status,
-        since=_aware_utc(since),
-        until=_aware_utc(until),
+        since=aware_utc(since, "since"),
+        until=aware_utc(until, "until"),
         cursor=cursor,
     )
     if next_cursor:
@@ -219,6 +221,8 @@ async def get_image(session_id: str, image_id: str, state: StateDep) -> Response
 async def rewind(session_id: str, body: RewindIn, state: StateDep) -> RewindPublic:
     """Restore the files to before the message at ``event_seq``; ``dry_run`` only lists
     them. 409 with the reason when the backend cannot rewind (or is busy)."""
+    if body.event_seq > MAX_SEQ:
+        raise ValidationFailed("event_seq", f"must be at most {MAX_SEQ}")
     result = await state.manager.controls.rewind(session_id, body.event_seq, dry_run=body.dry_run)
     return RewindPublic.model_validate(result)
 
@@ -234,14 +238,16 @@ async def list_queue(session_id: str, state: StateDep) -> list[QueuedPublic]:
 
 
 @router.patch("/sessions/{session_id}/queue/{seq}", tags=["sessions"])
-async def edit_queued(session_id: str, seq: int, body: QueuedEdit, state: StateDep) -> Accepted:
+async def edit_queued(
+    session_id: str, seq: QueueSeq, body: QueuedEdit, state: StateDep
+) -> Accepted:
     """Change a waiting message before it goes; 409 once it was sent or dropped."""
     state.manager.edit_queued(session_id, seq, body.text)
     return Accepted(queued=True)
 
 
 @router.delete("/sessions/{session_id}/queue/{seq}", status_code=204, tags=["sessions"])
-async def drop_queued(session_id: str, seq: int, state: StateDep) -> None:
+async def drop_queued(session_id: str, seq: QueueSeq, state: StateDep) -> None:
     """Drop a waiting message; 409 once it was sent or dropped."""
     state.manager.drop_queued(session_id, seq)
 
@@ -281,8 +287,8 @@ async def set_model(session_id: str, body: ModelIn, state: StateDep) -> SessionP
 async def list_events(
     session_id: str,
     state: StateDep,
-    after: Annotated[int, Query(ge=0)] = 0,
-    before: Annotated[int | None, Query(ge=1)] = None,
+    after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
+    before: Annotated[int | None, Query(ge=1, le=MAX_SEQ)] = None,
     limit: Annotated[int | None, Query(ge=1, le=100_000)] = None,
     tail: Annotated[bool, Query(description="the last `limit` events of the range")] = False,
 ) -> dict[str, list[dict[str, Any]]]:
@@ -297,21 +303,16 @@ async def stream(
     session_id: SessionIdDep,
     request: Request,
     state: StateDep,
-    after: Annotated[int | None, Query(ge=0)] = None,
-    last_event_id: Annotated[str | None, Header()] = None,
+    last_event_id: LastEventIdDep,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
 ) -> AsyncIterator[ServerSentEvent]:
-    """Live events as SSE (``id`` = seq); honours ``Last-Event-ID`` and ``?after=``."""
+    """Live events as SSE (``id`` = seq); honours ``Last-Event-ID`` (ASCII digits, else
+    400) before ``?after=``."""
     store.get_session(state.engine, session_id)
-    start = _resume_point(last_event_id, after)
+    start = last_event_id if last_event_id is not None else after or 0
     async for event in replay_then_follow(state.events, session_id, start, request):
         # The JSON text made once when the event was appended, for every client alike.
         yield ServerSentEvent(id=str(event.seq), event=event.kind, raw_data=event.json)
-
-
-def _resume_point(last_event_id: str | None, after: int | None) -> int:
-    if last_event_id is not None and last_event_id.strip().isdigit():
-        return int(last_event_id.strip())
-    return after or 0
 
 
 # -- permissions ------------------------------------------------------------------
@@ -336,20 +337,11 @@ async def list_permissions(
         tool=tool,
         decision=decision,
         source=source,
-        since=_aware_utc(since),
-        until=_aware_utc(until),
+        since=aware_utc(since, "since"),
+        until=aware_utc(until, "until"),
         limit=limit,
     )
     return [PermissionPublic.model_validate(permission_to_dict(r)) for r in rows]
-
-
-def _aware_utc(value: datetime | None) -> datetime | None:
-    """Filters without a zone are read as UTC."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 @router.post("/permissions/{permission_id}/decision", tags=["permissions"])

@@ -15,6 +15,7 @@ from app.errors import ValidationFailed
 from app.schemas import SessionPublic
 from app.services import changes, export_import, exporter, importer, store, terminal
 from app.services.importer import ClaudeImportReport
+from app.web.bodylimits import load_json
 from app.web.deps import StateDep
 
 router = APIRouter(prefix="/api")
@@ -102,7 +103,10 @@ async def import_json(request: Request, state: StateDep) -> JsonImportOut:
 async def import_claude(state: StateDep, body: ClaudeImportIn | None = None) -> ClaudeImportReport:
     """Import Claude Code's transcripts; importing again adds only what is new."""
     if body is not None and body.path:
-        path = Path(body.path).expanduser()
+        try:
+            path = Path(body.path).expanduser()
+        except RuntimeError as exc:  # "~name" of a user this machine does not have
+            raise ValidationFailed("path", str(exc)) from exc
         if not path.is_absolute():
             raise ValidationFailed("path", "must be an absolute path")
     else:
@@ -123,7 +127,8 @@ async def _uploaded_bytes(request: Request) -> bytes:
 def _parse_json(raw: bytes) -> Any:
     if not raw.strip():
         raise ValidationFailed("file", "the request has no body; send an exported .json file")
-    return export_import.parse_export(raw)
+    # A form's file is not a JSON body, so the middleware's caps are applied here.
+    return load_json(raw, "file", export_import.parse_export)
 
 
 class SessionChangesPublic(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import date
 from typing import Annotated
 
@@ -26,6 +27,16 @@ CSV_COLUMNS = (
     "turns",
     "sessions",
 )
+
+
+# What a spreadsheet may read as a formula: =, +, - or @ after any blanks or control
+# characters, and a cell that starts with a TAB or CR at all (OWASP's CSV injection list).
+_FORMULA = re.compile(r"[\s\x00-\x1f\x7f]*[=+\-@]|[\t\r]")
+
+
+def csv_safe(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet will run: a formula gets a leading quote."""
+    return f"'{text}" if _FORMULA.match(text) else text
 
 
 SinceQ = Annotated[date | None, Query(description="first local day included (YYYY-MM-DD)")]
@@ -60,13 +71,13 @@ async def get_usage_csv(
     """The same figures as ``GET /api/usage``, one row per group and a total row."""
     found = load(state, group, since, until)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # CRLF as RFC 4180 has it; it also makes the writer quote a field holding a CR.
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for row in [*found.groups, found.total]:
         values = row.to_dict()
         # A label from the user (a profile's name) must not run as a spreadsheet formula.
-        label = str(values["label"])
-        values["label"] = f"'{label}" if label[:1] in ("=", "+", "-", "@") else label
+        values["label"] = csv_safe(str(values["label"]))
         writer.writerow(["" if values[c] is None else values[c] for c in CSV_COLUMNS])
     name = f"angelia-usage-by-{group}.csv"
     return Response(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Header, Request
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.engine import Engine
 
+from app.errors import AppError, ValidationFailed
 from app.services.backends import BackendDetector
 from app.services.eventlog import EventLog
 from app.services.follow import Follower
@@ -47,3 +49,59 @@ def existing_session(session_id: str, request: Request) -> str:
 
 
 SessionIdDep = Annotated[str, Depends(existing_session)]
+
+
+# -- bounded input ---------------------------------------------------------------------
+# Sequence numbers go to the browser, which reads them as JavaScript numbers; beyond the
+# largest exact one no real seq exists, and SQLite's own integers end not much later.
+MAX_SEQ = 2**53 - 1
+
+# ``Last-Event-ID`` is what an EventSource echoes back from the ids the streams send:
+# ASCII digits, nothing else. Blank counts as absent (the spec's "no last event").
+_DIGITS = frozenset("0123456789")
+
+
+def last_event_id(
+    value: Annotated[str | None, Header(alias="last-event-id")] = None,
+) -> int | None:
+    """The seq a reconnecting stream resumes after; None without the header.
+
+    Raises:
+        AppError: (400) anything but ASCII digits, or a number beyond ``MAX_SEQ``.
+    """
+    text = (value or "").strip(" \t")
+    if not text:
+        return None
+    # Zeros in front are dropped and the length checked before int(), which refuses a
+    # few thousand digits with an error of its own.
+    significant = text.lstrip("0") or "0"
+    if not set(text) <= _DIGITS or len(significant) > len(str(MAX_SEQ)):
+        raise _bad_last_event_id()
+    seq = int(significant)
+    if seq > MAX_SEQ:
+        raise _bad_last_event_id()
+    return seq
+
+
+def _bad_last_event_id() -> AppError:
+    return AppError(
+        f"Last-Event-ID must be a whole number from 0 to {MAX_SEQ}, the id of an event "
+        "this stream sent"
+    )
+
+
+LastEventIdDep = Annotated[int | None, Depends(last_event_id)]
+
+
+def aware_utc(value: datetime | None, field: str) -> datetime | None:
+    """A query's moment in UTC; one without a zone is read as UTC.
+
+    Raises:
+        ValidationFailed: the moment leaves the calendar once moved to UTC.
+    """
+    if value is None:
+        return None
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValidationFailed(field, "is out of range once converted to UTC") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Header, Query, Request
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import ValidationError
@@ -16,8 +16,9 @@ from app.brains.base import PERMISSION_MODES, Brain
 from app.errors import AppError
 from app.schemas import MessageIn, ProfileCreate
 from app.services import lineage, store
+from app.services.claude_reader import is_session_id
 from app.services.eventlog import EVENT_TABLE, EventDict
-from app.web.deps import AppState, SessionIdDep, StateDep
+from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
 from app.web.formatting import command_names, day_label
 from app.web.lookups import subagent_of
 from app.web.pages_terminal import follow_state, refuse_if_followed
@@ -131,7 +132,7 @@ async def session_page(
     session_id: str,
     request: Request,
     state: StateDep,
-    around: Annotated[int | None, Query(ge=1)] = None,
+    around: Annotated[int | None, Query(ge=1, le=MAX_SEQ)] = None,
 ) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
     profile = store.get_profile(state.engine, chat.profile_id)
@@ -176,6 +177,7 @@ async def session_page(
         "slash_commands": commands,
         "queue_held": _queue_held(state, session_id),
         "models": _models(state, session_id),
+        "transcript_missing": _transcript_missing(chat.backend, chat.backend_session_id),
         **follow,
     }
     return state.templates.TemplateResponse(request, "session.html", context)
@@ -203,7 +205,7 @@ async def earlier(
     session_id: str,
     request: Request,
     state: StateDep,
-    before: Annotated[int, Query(ge=1)],
+    before: Annotated[int, Query(ge=1, le=MAX_SEQ)],
 ) -> HTMLResponse:
     """The page of events just above ``before``, plus a loader for the one above that."""
     chat = store.get_session(state.engine, session_id)
@@ -225,14 +227,15 @@ async def live(
     session_id: SessionIdDep,
     request: Request,
     state: StateDep,
-    after: Annotated[int, Query(ge=0)] = 0,
-    last_event_id: Annotated[str | None, Header()] = None,
+    last_event_id: LastEventIdDep,
+    after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
 ) -> AsyncIterator[ServerSentEvent]:
-    """The page's stream: the same events as the API, rendered as HTML fragments."""
+    """The page's stream: the same events as the API, rendered as HTML fragments; it
+    resumes like the API's (``Last-Event-ID`` first, then ``?after=``)."""
     chat = store.get_session(state.engine, session_id)
     install_hint = _install_hint(chat.backend)
     cwd = store.get_profile(state.engine, chat.profile_id).cwd
-    start = int(last_event_id) if last_event_id and last_event_id.isdigit() else after
+    start = last_event_id if last_event_id is not None else after
     previous_at = None
     async for record in replay_then_follow(state.events, session_id, start, request):
         event = record.as_dict()
@@ -280,6 +283,17 @@ async def continue_session(session_id: str, state: StateDep) -> Response:
 async def interrupt(session_id: str, state: StateDep) -> Response:
     await state.manager.interrupt(session_id)
     return Response(status_code=204)
+
+
+def _transcript_missing(backend: str, backend_session_id: str | None) -> str:
+    """What the page says when a stored Claude session id cannot name a transcript file
+    (an import can bring in any text): the session shows, its file is not looked for."""
+    if backend != "claude" or not backend_session_id or is_session_id(backend_session_id):
+        return ""
+    return (
+        "The Claude Code transcript of this session cannot be found: its stored session id "
+        "is not one Claude Code uses."
+    )
 
 
 def _models(state: AppState, session_id: str) -> dict[str, Any]:

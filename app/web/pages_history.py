@@ -21,8 +21,11 @@ from app.db.models import ChatSession, Profile
 from app.errors import AppError, ValidationFailed
 from app.schemas import SessionUpdate
 from app.services import export_import, importer, search, store, terminal
+from app.services.claude_reader import is_session_id
 from app.services.follow import find_transcript
 from app.services.importer import ClaudeImportReport
+from app.services.usage import check_day
+from app.web.bodylimits import load_json
 from app.web.deps import AppState, StateDep
 from app.web.formatting import STATUS_LABELS, day_name
 from app.web.markdown import clean_text
@@ -81,6 +84,9 @@ def sessions_response(
     errors: dict[str, str] = {}
     first = _parse_day(filters["from"], "from", errors)
     last = _parse_day(filters["to"], "to", errors)
+    if errors:
+        # The list still shows, unfiltered by the bad day; the status says it was refused.
+        status_code = 422
     since = _midnight(first) if first else None
     # "To" takes in the whole of that day.
     until = _midnight(last + timedelta(days=1)) - timedelta(microseconds=1) if last else None
@@ -147,10 +153,15 @@ def _parse_day(text: str, field: str, errors: dict[str, str]) -> date | None:
     if not text:
         return None
     try:
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
+        check_day(field, day)
     except ValueError:
-        errors[field] = f"{text!r} is not a date; use YYYY-MM-DD"
+        errors[field] = f"{text[:40]!r} is not a date; use YYYY-MM-DD"
         return None
+    except ValidationFailed as exc:
+        errors[field] = exc.message.removeprefix(f"{field}: ")
+        return None
+    return day
 
 
 def _midnight(day: date) -> datetime:
@@ -236,6 +247,9 @@ async def open_terminal_session(
 ) -> HTMLResponse | RedirectResponse:
     """Import one terminal session (or what it added since) and open it here."""
     projects = importer.default_projects_dir(state.settings)
+    if not is_session_id(backend_session_id):
+        why = f"{backend_session_id[:80]!r} is not a Claude Code session id (a UUID)."
+        return sessions_response(request, state, NO_FILTERS, import_error=why, status_code=422)
     path = find_transcript(projects, backend_session_id)
     if path is None:
         why = f"No Claude Code session {backend_session_id} under {projects}."
@@ -261,7 +275,7 @@ async def import_json(
     try:
         if not raw.strip():
             raise ValidationFailed("file", "choose an exported .json file")
-        document = export_import.parse_export(raw)
+        document = load_json(raw, "file", export_import.parse_export)
         result = await export_import.import_json_export(state.engine, state.events, document)
     except AppError as exc:
         why = exc.message

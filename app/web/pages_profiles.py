@@ -22,8 +22,9 @@ from app.schemas import ProfileUpdate, RuleIn
 from app.services import firstrun, instructions, rulebook, store
 from app.web import pages_welcome
 from app.web.deps import AppState, StateDep
+from app.web.folder_guard import guarded_listing
 from app.web.pages import _base_context
-from app.web.profile_files import fingerprint, list_dirs, unified
+from app.web.profile_files import fingerprint, unified
 from app.web.profile_form import (
     BYPASS_WORD,
     FIELD_LABELS,
@@ -390,7 +391,7 @@ async def folder_listing(
     starts the listing at its nearest existing parent. htmx only swaps in 2xx answers,
     so the picker gets its errors with 200; a plain request gets the real status.
     """
-    listing, status = list_dirs(path or cwd, nearest=not path)
+    listing, status = guarded_listing(path or cwd, nearest=not path)
     if request.headers.get("hx-request") == "true":
         status = 200
     context = {"request": request, "listing": listing}

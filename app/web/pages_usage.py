@@ -14,7 +14,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.services.usage import Usage, UsageRow, usage
+from app.errors import ValidationFailed
+from app.services.usage import Usage, UsageRow, check_day, usage
 from app.web.charts import Series, series_for, stacked_columns, stacked_rows
 from app.web.deps import StateDep
 from app.web.formatting import format_tokens
@@ -45,6 +46,11 @@ def period(days: str, since: str, until: str, today: date) -> tuple[date | None,
             end = date.fromisoformat(until) if until else today
         except ValueError:
             return _default(today) + ("Dates are written YYYY-MM-DD; showing the last 30 days.",)
+        try:
+            check_day("since", start)
+            check_day("until", end)
+        except ValidationFailed as exc:
+            return _default(today) + (f"{exc.message}; showing the last 30 days.",)
         if start is not None and start > end:
             return _default(today) + ("The first day is after the last; showing the last 30 days.",)
         return start, end, ""
