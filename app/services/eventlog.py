@@ -59,6 +59,11 @@ class Subscription:
         self.queue.put_nowait(None)
 
 
+def _hand_out(targets: Sequence[tuple[Subscription, Sequence[StoredEvent]]]) -> None:
+    for sub, batch in targets:
+        sub.put_many(batch)
+
+
 class EventLog:
     def __init__(self, engine: Engine, *, busy_timeout_s: float = 30.0) -> None:
         self._engine = engine
@@ -119,13 +124,16 @@ class EventLog:
         by_session: dict[str, list[StoredEvent]] = {}
         for event in events:
             by_session.setdefault(event.session_id, []).append(event)
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Subscription, list[StoredEvent]]]] = {}
         with self._lock:
-            targets = [
-                (sub, batch) for sid, batch in by_session.items() for sub in self._subs.get(sid, ())
-            ]
-        for sub, batch in targets:
+            for sid, batch in by_session.items():
+                for sub in self._subs.get(sid, ()):
+                    by_loop.setdefault(sub.loop, []).append((sub, batch))
+        # One wake-up per loop, not per subscriber: each costs the writer a system call
+        # and the interpreter lock back after it.
+        for loop, targets in by_loop.items():
             try:
-                sub.loop.call_soon_threadsafe(sub.put_many, batch)
+                loop.call_soon_threadsafe(_hand_out, targets)
             except RuntimeError:  # that loop has closed: nobody is listening there
                 continue
 

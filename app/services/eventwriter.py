@@ -6,6 +6,11 @@ written event by event with no added delay, a burst in a few large transactions.
 after the commit does anyone hear of an event (``on_commit``), so nothing is shown that
 a crash could still take away.
 
+A batch is stored with a handful of statements (rows inserted many per statement), not
+two per event: every statement lets go of the interpreter lock while SQLite works, and
+while the event loop is busy, getting it back can take a switch interval (5 ms) each
+time, so a writer that asked for it per event fell seconds behind a busy loop.
+
 A failing write (a full disk, a locked or read-only file) is retried with a growing
 pause, and everything queued behind it waits, in order, rather than being lost or
 stored with a gap. A row the database refuses outright (its session was deleted) is
@@ -38,6 +43,24 @@ INSERT_EVENT = (
     "INSERT INTO event (session_id, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)"
 )
 INSERT_FTS = "INSERT INTO event_fts (rowid, body, session_id, seq, kind) VALUES (?, ?, ?, ?, ?)"
+# Rows per multi-row statement: far below SQLite's limit on bound parameters (32766).
+ROWS_PER_STATEMENT = 200
+
+
+def _insert_events_sql(rows: int) -> str:
+    return INSERT_EVENT.split(" VALUES ")[0] + " VALUES " + ",".join(["(?,?,?,?,?)"] * rows)
+
+
+def _insert_fts_sql(rows: int) -> str:
+    # The search row takes the event's rowid, found by (session_id, seq): one statement
+    # for many events, without asking SQLite for each new rowid.
+    values = ",".join(["(?,?,?)"] * rows)
+    return (
+        "INSERT INTO event_fts (rowid, body, session_id, seq, kind) "
+        "SELECT e.id, v.column1, e.session_id, e.seq, e.kind "
+        f"FROM (VALUES {values}) AS v JOIN event AS e "
+        "ON e.session_id = v.column2 AND e.seq = v.column3"
+    )
 
 
 class Barrier:
@@ -167,7 +190,13 @@ class EventWriter:
         """Insert the batch in one transaction; returns the records stored."""
         conn.execute("BEGIN IMMEDIATE")
         try:
-            stored = [r for r in records if self._insert(conn, r)]
+            stored: list[StoredEvent] = []
+            for start in range(0, len(records), ROWS_PER_STATEMENT):
+                part = records[start : start + ROWS_PER_STATEMENT]
+                if self._insert_many(conn, part):
+                    stored += part
+                else:  # one row is refused: find it, store the others
+                    stored += [r for r in part if self._insert(conn, r)]
             conn.execute("COMMIT")
             self.commits += 1
         except BaseException:
@@ -176,14 +205,35 @@ class EventWriter:
             raise
         return stored
 
+    def _insert_many(self, conn: sqlite3.Connection, records: list[StoredEvent]) -> bool:
+        """Insert ``records`` and their search rows in two statements; False (and nothing
+        inserted) if the database refuses any of them."""
+        rows = [(r.session_id, r.seq, r.kind, r.payload_json, _created(r)) for r in records]
+        try:
+            conn.execute(_insert_events_sql(len(rows)), [x for row in rows for x in row])
+        except (sqlite3.IntegrityError, ValueError):  # a failed statement inserts nothing
+            return False
+        bodies = [(body, r.session_id, r.seq) for r in records if (body := _body(r))]
+        if bodies:
+            conn.execute(_insert_fts_sql(len(bodies)), [x for row in bodies for x in row])
+        return True
+
     def _insert(self, conn: sqlite3.Connection, r: StoredEvent) -> bool:
-        created = f"{r.created:%Y-%m-%d %H:%M:%S.%f}"
+        created = _created(r)
         try:
             cur = conn.execute(INSERT_EVENT, (r.session_id, r.seq, r.kind, r.payload_json, created))
         except (sqlite3.IntegrityError, ValueError) as exc:  # ValueError: unencodable text
             log.error("dropped event %s #%d (%s): %s", r.session_id, r.seq, r.kind, exc)
             return False
-        body = indexed_text(r.kind, r.payload)
+        body = _body(r)
         if body:
             conn.execute(INSERT_FTS, (cur.lastrowid, body, r.session_id, r.seq, r.kind))
         return True
+
+
+def _created(r: StoredEvent) -> str:
+    return f"{r.created:%Y-%m-%d %H:%M:%S.%f}"
+
+
+def _body(r: StoredEvent) -> str | None:
+    return indexed_text(r.kind, r.payload)
