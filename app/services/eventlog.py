@@ -1,6 +1,7 @@
 """The event log: gapless per-session sequence numbers, storage, and live fan-out.
 
-``append`` numbers an event, encodes it once and hands it to the writer thread
+``append`` numbers an event, encodes it once (a payload of megabytes is left to the
+writer thread) and hands it to the writer thread
 (``eventwriter``), which stores it in a batch; only once it is committed is the event
 put on the queue of each live subscriber. So the event loop never waits for the disk,
 and no reader ever sees an event that a crash could still take away. Subscribers replay
@@ -28,7 +29,7 @@ from sqlalchemy import String, Table, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from app.db.models import Event, utcnow
-from app.services.eventwriter import EventWriter
+from app.services.eventwriter import EventWriter, is_big
 from app.services.records import EventDict, StoredEvent, encode_payload
 
 EVENT_TABLE: Table = Event.__table__  # type: ignore[attr-defined]
@@ -84,7 +85,9 @@ class EventLog:
     def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> StoredEvent:
         """Number, encode and queue one event for storage; returns it."""
         created = utcnow()
-        body = encode_payload(payload)
+        # A payload of megabytes (a long tool result) is encoded by the writer thread, a
+        # slice at a time; "" marks it as not encoded yet.
+        body = "" if is_big(payload) else encode_payload(payload)
         with self._lock:
             seq = self._seq_for(session_id)
             self._next_seq[session_id] = seq + 1

@@ -32,7 +32,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any
 
 from app.errors import AgentNotFoundError, BrainError, BrainStartError
-from app.transport.framing import DEFAULT_MAX_LINE_BYTES, LineFramer, parse_json_line
+from app.transport.framing import (
+    BIG_LINE_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
+    LineFramer,
+    parse_big_json_line,
+    parse_json_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -358,7 +364,9 @@ class AgentProcess:
         """``messages``, a list at a time: what one read brought (at least one message).
 
         A big read is handed on in slices of about ``SLICE_S`` of parsing each, so that
-        other sessions' output and HTTP requests get their turn in between.
+        other sessions' output and HTTP requests get their turn in between. A line of
+        ``BIG_LINE_BYTES`` or more (a long tool result, an image) is parsed in a worker
+        thread, in order with the lines around it.
         """
         proc = self._require()
         if self._reading:
@@ -372,7 +380,13 @@ class AgentProcess:
             batch: list[dict[str, Any]] = []
             pause_at = clock() + SLICE_S
             for line in framer.push(chunk):
-                message = self._parse(line)
+                if len(line) >= BIG_LINE_BYTES:
+                    if batch:  # what came before it need not wait for its parse
+                        yield batch
+                        batch = []
+                    message = await asyncio.to_thread(self._parse, line, big=True)
+                else:
+                    message = self._parse(line)
                 if message is not None:
                     batch.append(message)
                 if batch and clock() > pause_at:
@@ -383,13 +397,20 @@ class AgentProcess:
             if batch:
                 yield batch
         last = framer.flush()
-        if last is not None and (message := self._parse(last)) is not None:
-            yield [message]
+        if last is not None:
+            if len(last) >= BIG_LINE_BYTES:
+                message = await asyncio.to_thread(self._parse, last, big=True)
+            else:
+                message = self._parse(last)
+            if message is not None:
+                yield [message]
 
-    def _parse(self, line: bytes) -> dict[str, Any] | None:
-        message = parse_json_line(line)
-        if message is None and line.strip() and not line.lstrip().startswith(b"{"):
-            log.info("%s wrote a non-JSON line: %r", self.name, line[:200])
+    def _parse(self, line: bytes | bytearray, *, big: bool = False) -> dict[str, Any] | None:
+        message = parse_big_json_line(line) if big else parse_json_line(line)
+        if message is None:
+            head = line[:4096].lstrip()
+            if head and not head.startswith(b"{"):
+                log.info("%s wrote a non-JSON line: %r", self.name, line[:200])
         return message
 
     async def _drain_stderr(self) -> None:
