@@ -90,7 +90,7 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 # A payload holding more text than this is encoded by the writer, in slices this long.
 BIG_PAYLOAD_CHARS = 512 * 1024
-SLICE_CHARS = 256 * 1024
+SLICE_CHARS = 1024 * 1024
 # Past this many values a payload counts as big without looking further.
 WALK_LIMIT = 5000
 
