@@ -29,6 +29,7 @@ import json
 import logging
 import queue
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 # Bounds how long one commit holds SQLite's write lock (other writers wait for it).
 MAX_BATCH = 500
 RETRY_FIRST_S = 0.05
+SWITCH_INTERVAL_S = 0.0005
 RETRY_MAX_S = 1.0
 INSERT_EVENT = (
     "INSERT INTO event (session_id, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)"
@@ -212,6 +214,10 @@ class EventWriter:
         if self._thread is None:
             with self._start_lock:
                 if self._thread is None:
+                    # Each statement lets go of the interpreter lock; with the event loop
+                    # busy, getting it back waits out a switch interval (5 ms by default)
+                    # every time, and every session's events wait for the writer.
+                    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
                     self._thread = threading.Thread(
                         target=self._run, name="angelia-event-writer", daemon=True
                     )
