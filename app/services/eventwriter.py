@@ -51,8 +51,8 @@ INSERT_EVENT = (
     "INSERT INTO event (session_id, seq, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)"
 )
 INSERT_FTS = "INSERT INTO event_fts (rowid, body, session_id, seq, kind) VALUES (?, ?, ?, ?, ?)"
-# Rows per multi-row statement: far below SQLite's limit on bound parameters (32766).
-ROWS_PER_STATEMENT = 200
+# Rows per multi-row statement: 750 parameters, below the 999 older SQLite builds allow.
+ROWS_PER_STATEMENT = 150
 
 
 def _insert_events_sql(rows: int) -> str:
