@@ -16,7 +16,9 @@ fast as it can (each delta's text is the ``time.time()`` of its write):
   the latency is the per-event cost rather than queueing;
 * memory: the server's RSS before the sessions and with N live sessions.
 
-Run inside ``.ci/in-netns`` for a loopback-only network. ``--append-only`` instead times
+``--mixed`` runs ``relay_mixed.py`` instead: 19 paced sessions beside one that writes a
+20 MB line or streams flat out. Run inside ``.ci/in-netns`` for a loopback-only network.
+``--append-only`` instead times
 just the storage step (the app's ``EventLog.append`` against bare sqlite3). With ``--fake``
 this file is the fake CLI itself (used by the benchmark; not meant to be run by hand).
 """
@@ -75,12 +77,31 @@ def run_fake(argv: list[str]) -> None:
     from tests.fakes.fake_claude import FakeClaude
 
     class StampingClaude(FakeClaude):
-        """Adds ``{"burst": n, "interval": s}``: n deltas stamped with their write time."""
+        """Adds ``{"burst": n, "interval": s}``: n deltas stamped with their write time;
+        ``{"flood_s": s}``: such deltas as fast as possible for s seconds;
+        ``{"tool_result_mb": m}``: one tool result line of m MB."""
 
         def step(self, step: dict[str, Any]) -> str | bool | None:
+            if "tool_result_mb" in step:
+                return self.tool_result(float(step["tool_result_mb"]))
+            if "flood_s" in step:
+                return self.deltas(10**9, 0.0, until=time.monotonic() + float(step["flood_s"]))
             if "burst" not in step:
                 return super().step(step)
-            count, interval = int(step["burst"]), float(step.get("interval", 0))
+            return self.deltas(int(step["burst"]), float(step.get("interval", 0)))
+
+        def tool_result(self, megabytes: float) -> str:
+            """A ``cat`` of a big text file: a Read tool call whose result is one line of
+            ``megabytes`` MB on stdout (the file's newlines escaped inside it)."""
+            call_id = self.next_id("toolu")
+            block = {"type": "tool_use", "id": call_id, "name": "Read", "input": {"path": "x"}}
+            self.out(self.assistant(self.next_id("msg"), block))
+            row = "the quick brown fox jumps over the lazy dog, once more with feeling\n"
+            text = row * int(megabytes * 1e6 / (len(row) + 1))
+            self.out(self.user([{"type": "tool_result", "tool_use_id": call_id, "content": text}]))
+            return f"read {len(text)} characters"
+
+        def deltas(self, count: int, interval: float, until: float = float("inf")) -> str:
             message_id = self.next_id("msg")
             self.stream({"type": "message_start", "message": {"id": message_id}})
             write = sys.stdout.write
@@ -91,7 +112,10 @@ def run_fake(argv: list[str]) -> None:
             )
             tail = '"}},"parent_tool_use_id":null,"session_id":"' + self.session_id + '"}\n'
             next_at = time.monotonic()
-            for _ in range(count):
+            for written in range(count):
+                if written % 1000 == 0 and time.monotonic() > until:
+                    count = written
+                    break
                 if interval:
                     next_at += interval
                     delay = next_at - time.monotonic()
@@ -380,15 +404,41 @@ class RelayResult:
     stored_p99_ms: float
 
 
-async def relay(
-    server: Server, client: Any, profile: str, n: int, deltas: int, dump: Path | None = None
-) -> tuple[RelayResult, list[str]]:
-    sids = []
-    for _ in range(n):
-        r = await client.post("/api/sessions", json={"profile_id": profile})
+async def wait_ready(client: Any) -> None:
+    """Until the server answers, then a second more for its start-up work to settle."""
+    import httpx
+
+    for _ in range(300):
+        try:
+            if (await client.get("/api/health")).status_code == 200:
+                break
+        except httpx.TransportError:
+            await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+
+
+async def fake_profiles(client: Any, work: Path, scenarios: dict[str, Path]) -> dict[str, str]:
+    """A profile running the fake backend per scenario; their ids by name."""
+    profiles = {}
+    for name, scenario in scenarios.items():
+        r = await client.post(
+            "/api/profiles",
+            json={
+                "name": name,
+                "backend": "claude",
+                "cwd": str(work),
+                "command": fake_command(),
+                "env": {"FAKE_CLAUDE_SCENARIO": str(scenario)},
+            },
+        )
         r.raise_for_status()
-        sids.append(r.json()["id"])
-    # Start every backend with a warm-up turn, so process start-up is not timed.
+        profiles[name] = r.json()["id"]
+    return profiles
+
+
+async def warm_up(client: Any, sids: list[str]) -> dict[str, int]:
+    """Start every backend with a warm-up turn, so process start-up is not timed; returns
+    each session's last seq once that turn has ended."""
     await asyncio.gather(
         *(client.post(f"/api/sessions/{sid}/messages", json={"text": "warm"}) for sid in sids)
     )
@@ -402,6 +452,18 @@ async def relay(
             await asyncio.sleep(0.05)
         else:
             raise RuntimeError(f"warm-up turn of {sid} did not end")
+    return after
+
+
+async def relay(
+    server: Server, client: Any, profile: str, n: int, deltas: int, dump: Path | None = None
+) -> tuple[RelayResult, list[str]]:
+    sids = []
+    for _ in range(n):
+        r = await client.post("/api/sessions", json={"profile_id": profile})
+        r.raise_for_status()
+        sids.append(r.json()["id"])
+    after = await warm_up(client, sids)
     stats = [SessionStats() for _ in sids]
     readies = [asyncio.Event() for _ in sids]
     readers = [
@@ -482,28 +544,9 @@ async def run_count(
             timeout=httpx.Timeout(600, connect=5),
             limits=httpx.Limits(max_connections=4 * n + 10),
         ) as client:
-            for _ in range(300):
-                try:
-                    if (await client.get("/api/health")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.1)
-            await asyncio.sleep(1.0)
+            await wait_ready(client)
             rss_before = server.rss_kib()
-            profiles = {}
-            for name, scenario in (("fast", fast), ("paced", paced)):
-                r = await client.post(
-                    "/api/profiles",
-                    json={
-                        "name": name,
-                        "backend": "claude",
-                        "cwd": str(work),
-                        "command": fake_command(),
-                        "env": {"FAKE_CLAUDE_SCENARIO": str(scenario)},
-                    },
-                )
-                r.raise_for_status()
-                profiles[name] = r.json()["id"]
+            profiles = await fake_profiles(client, work, {"fast": fast, "paced": paced})
             # Paced first: a freshly started server, no earlier burst or deletion whose
             # WAL checkpoints could land in the measurement.
             paced_result, sids = await relay(
@@ -724,6 +767,10 @@ def main() -> int:
     if "--fake" in sys.argv:
         run_fake([a for a in sys.argv[1:] if a != "--fake"])
         return 0
+    if "--mixed" in sys.argv:
+        from relay_mixed import main as mixed
+
+        return mixed([a for a in sys.argv[1:] if a != "--mixed"])
     if sys.argv[1:2] == ["--ping"]:
         run_pinger(sys.argv[2], Path(sys.argv[3]))
         return 0

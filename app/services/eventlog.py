@@ -1,6 +1,7 @@
 """The event log: gapless per-session sequence numbers, storage, and live fan-out.
 
-``append`` numbers an event, encodes it once and hands it to the writer thread
+``append`` numbers an event, encodes it once (a payload of megabytes is left to the
+writer thread) and hands it to the writer thread
 (``eventwriter``), which stores it in a batch; only once it is committed is the event
 put on the queue of each live subscriber. So the event loop never waits for the disk,
 and no reader ever sees an event that a crash could still take away. Subscribers replay
@@ -28,7 +29,7 @@ from sqlalchemy import String, Table, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from app.db.models import Event, utcnow
-from app.services.eventwriter import EventWriter
+from app.services.eventwriter import EventWriter, is_big
 from app.services.records import EventDict, StoredEvent, encode_payload
 
 EVENT_TABLE: Table = Event.__table__  # type: ignore[attr-defined]
@@ -59,6 +60,11 @@ class Subscription:
         self.queue.put_nowait(None)
 
 
+def _hand_out(targets: Sequence[tuple[Subscription, Sequence[StoredEvent]]]) -> None:
+    for sub, batch in targets:
+        sub.put_many(batch)
+
+
 class EventLog:
     def __init__(self, engine: Engine, *, busy_timeout_s: float = 30.0) -> None:
         self._engine = engine
@@ -79,7 +85,9 @@ class EventLog:
     def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> StoredEvent:
         """Number, encode and queue one event for storage; returns it."""
         created = utcnow()
-        body = encode_payload(payload)
+        # A payload of megabytes (a long tool result) is encoded by the writer thread, a
+        # slice at a time; "" marks it as not encoded yet.
+        body = "" if is_big(payload) else encode_payload(payload)
         with self._lock:
             seq = self._seq_for(session_id)
             self._next_seq[session_id] = seq + 1
@@ -119,13 +127,16 @@ class EventLog:
         by_session: dict[str, list[StoredEvent]] = {}
         for event in events:
             by_session.setdefault(event.session_id, []).append(event)
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Subscription, list[StoredEvent]]]] = {}
         with self._lock:
-            targets = [
-                (sub, batch) for sid, batch in by_session.items() for sub in self._subs.get(sid, ())
-            ]
-        for sub, batch in targets:
+            for sid, batch in by_session.items():
+                for sub in self._subs.get(sid, ()):
+                    by_loop.setdefault(sub.loop, []).append((sub, batch))
+        # One wake-up per loop, not per subscriber: each costs the writer a system call
+        # and the interpreter lock back after it.
+        for loop, targets in by_loop.items():
             try:
-                sub.loop.call_soon_threadsafe(sub.put_many, batch)
+                loop.call_soon_threadsafe(_hand_out, targets)
             except RuntimeError:  # that loop has closed: nobody is listening there
                 continue
 

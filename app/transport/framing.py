@@ -11,13 +11,27 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "LineFramer", "parse_json_line"]
+__all__ = [
+    "BIG_LINE_BYTES",
+    "DEFAULT_MAX_LINE_BYTES",
+    "LineFramer",
+    "parse_big_json_line",
+    "parse_json_line",
+]
+
+# From this size on a line is parsed off the event loop (``parse_big_json_line``).
+BIG_LINE_BYTES = 1024 * 1024
+# The checks before a big line's parse run over slices of this size, letting go of the
+# interpreter lock between them (a slice takes well under a millisecond).
+SCAN_SLICE_BYTES = 1024 * 1024
 
 # Far above anything a CLI legitimately writes; only stops a runaway child from
 # growing the buffer until the app runs out of memory.
@@ -42,9 +56,13 @@ class LineFramer:
         self._pending = bytearray()
         self._discarding = False
 
-    def push(self, chunk: bytes) -> list[bytes]:
-        """Add ``chunk``; return the lines it completed, in order."""
-        lines: list[bytes] = []
+    def push(self, chunk: bytes) -> list[bytes | bytearray]:
+        """Add ``chunk``; return the lines it completed, in order.
+
+        A line that spanned chunks is the buffer it was gathered in, handed over rather
+        than copied: for a line of many megabytes the copy alone held the loop for ms.
+        """
+        lines: list[bytes | bytearray] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
             piece = chunk[start:end]
@@ -57,8 +75,8 @@ class LineFramer:
                 continue
             if self._pending:
                 self._pending += piece
-                lines.append(bytes(self._pending))
-                self._pending.clear()
+                lines.append(self._pending)
+                self._pending = bytearray()
             else:
                 lines.append(piece)
         rest = chunk[start:]
@@ -91,7 +109,11 @@ MAX_DEPTH = 64
 TOO_DEEP = "[nested too deep to show]"
 
 
-def parse_json_line(line: bytes) -> dict[str, Any] | None:
+Line = bytes | bytearray | memoryview
+Pause = Callable[[], None] | None
+
+
+def parse_json_line(line: bytes | bytearray) -> dict[str, Any] | None:
     """Parse one framed line into a JSON object, or return None to skip it.
 
     Blank lines and lines that do not start with ``{`` are skipped silently; some CLI
@@ -100,11 +122,42 @@ def parse_json_line(line: bytes) -> dict[str, Any] | None:
     A line that starts with ``{`` but is not valid JSON is logged and skipped: one bad
     line must not take down the reader for the whole session.
     """
-    data = line.strip()
-    if not data.startswith(b"{"):
+    return _parse(line.strip(), None)
+
+
+def parse_big_json_line(line: bytes | bytearray) -> dict[str, Any] | None:
+    """``parse_json_line`` for a worker thread, with the same result for every line.
+
+    The scans before the parse go over the line a slice at a time, and the thread lets
+    go of the interpreter lock after each, so the event loop runs in between; nothing
+    is copied whole. The parse itself is one call that keeps the lock (orjson about
+    1 ms per MB here).
+    """
+    return _parse(_strip_view(line), _pause)
+
+
+def _pause() -> None:
+    time.sleep(0)  # lets go of the interpreter lock: a waiting thread takes it
+
+
+_WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.strip() removes
+
+
+def _strip_view(line: bytes | bytearray) -> memoryview:
+    """``line.strip()`` as a view into ``line`` (no copy)."""
+    start, end = 0, len(line)
+    while start < end and line[start] in _WHITESPACE:
+        start += 1
+    while end > start and line[end - 1] in _WHITESPACE:
+        end -= 1
+    return memoryview(line)[start:end]
+
+
+def _parse(data: Line, pause: Pause) -> dict[str, Any] | None:
+    if data[:1] != b"{":
         return None
     try:
-        value = _loads(data)
+        value = _loads(data, pause)
     except (ValueError, RecursionError) as exc:
         # RecursionError: nesting deeper than the interpreter's stack allows, which is
         # valid JSON but still only one line to skip.
@@ -114,7 +167,7 @@ def parse_json_line(line: bytes) -> dict[str, Any] | None:
         log.warning("skipping a JSON line that is not an object: %s", _preview(data))
         return None
     # Counting brackets is cheap and bounds the depth, so ordinary lines skip the walk.
-    if data.count(b"{") + data.count(b"[") > MAX_DEPTH:
+    if _brackets(data, pause) > MAX_DEPTH:
         capped = _cap_depth(value, 0)
         assert isinstance(capped, dict)
         return capped
@@ -126,7 +179,32 @@ _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG_NUMBER = b"0" * 19
 
 
-def _loads(data: bytes) -> Any:
+def _slices(data: Line, pause: Pause, overlap: int = 0) -> Iterator[bytes]:
+    """``data`` whole, or with ``pause`` a slice at a time (each ``overlap`` bytes longer,
+    so that what crosses a boundary is seen whole in one slice)."""
+    if pause is None and not isinstance(data, memoryview):
+        yield bytes(data) if isinstance(data, bytearray) else data
+        return
+    for start in range(0, len(data), SCAN_SLICE_BYTES):
+        yield bytes(data[start : start + SCAN_SLICE_BYTES + overlap])
+        if pause is not None:
+            pause()
+
+
+def _brackets(data: Line, pause: Pause) -> int:
+    if pause is None and not isinstance(data, memoryview):
+        return data.count(b"{") + data.count(b"[")
+    return sum(piece.count(b"{") + piece.count(b"[") for piece in _slices(data, pause))
+
+
+def _has_long_number(data: Line, pause: Pause) -> bool:
+    if pause is None and not isinstance(data, memoryview):
+        return _LONG_NUMBER in data.translate(_DIGITS)
+    overlap = len(_LONG_NUMBER) - 1
+    return any(_LONG_NUMBER in p.translate(_DIGITS) for p in _slices(data, pause, overlap))
+
+
+def _loads(data: Line, pause: Pause) -> Any:
     """``json.loads``, several times faster for the lines agents write most.
 
     orjson parses most lines; but it turns integers beyond 64 bits into floats and
@@ -134,12 +212,12 @@ def _loads(data: bytes) -> Any:
     very deep nesting). Lines with a long digit run, or that orjson refuses, go to the
     standard module, so every line means exactly what it did before.
     """
-    if _LONG_NUMBER not in data.translate(_DIGITS):
+    if not _has_long_number(data, pause):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(data.decode("utf-8", errors="replace"))
+    return json.loads(str(data, "utf-8", errors="replace"))
 
 
 def _cap_depth(value: Any, depth: int) -> Any:
@@ -159,6 +237,9 @@ def _cap_depth(value: Any, depth: int) -> Any:
     return value
 
 
-def _preview(data: bytes) -> str:
-    text = data.decode("utf-8", errors="replace")
+def _preview(data: Line) -> str:
+    # A character is at most 4 bytes: decoding this much gives the preview's characters
+    # without decoding a line of many megabytes.
+    head = _PREVIEW_CHARS * 4
+    text = str(data[: head + 1], "utf-8", errors="replace")
     return text if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS] + "…"

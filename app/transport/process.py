@@ -32,15 +32,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any
 
 from app.errors import AgentNotFoundError, BrainError, BrainStartError
-from app.transport.framing import DEFAULT_MAX_LINE_BYTES, LineFramer, parse_json_line
+from app.transport.framing import DEFAULT_MAX_LINE_BYTES, LineFramer
+from app.transport.reading import READ_CHUNK, message_batches
 
 log = logging.getLogger(__name__)
 
 __all__ = ["AgentProcess", "ProcessNotRunningError", "build_env", "describe_exit"]
 
-READ_CHUNK = 65536
-# Parsing time after which a big read is handed on in pieces (see message_batches).
-SLICE_S = 0.001
 DEFAULT_STDERR_LIMIT = 64 * 1024
 # After the child exits, how long what it left in its group gets after SIGTERM (and
 # then after SIGKILL) before the pipes are closed from this side.
@@ -355,42 +353,17 @@ class AgentProcess:
                 yield message
 
     async def message_batches(self) -> AsyncIterator[list[dict[str, Any]]]:
-        """``messages``, a list at a time: what one read brought (at least one message).
-
-        A big read is handed on in slices of about ``SLICE_S`` of parsing each, so that
-        other sessions' output and HTTP requests get their turn in between.
-        """
+        """``messages``, a list at a time (at least one message); see ``reading`` for how
+        a big read, a big line and an agent writing flat out are kept from holding up
+        every other session."""
         proc = self._require()
         if self._reading:
             raise RuntimeError("messages() already has a consumer")
         self._reading = True
-        stdout = proc.stdout
-        assert stdout is not None
+        assert proc.stdout is not None
         framer = LineFramer(self._max_line_bytes)
-        clock = asyncio.get_running_loop().time
-        while chunk := await stdout.read(READ_CHUNK):
-            batch: list[dict[str, Any]] = []
-            pause_at = clock() + SLICE_S
-            for line in framer.push(chunk):
-                message = self._parse(line)
-                if message is not None:
-                    batch.append(message)
-                if batch and clock() > pause_at:
-                    yield batch
-                    batch = []
-                    await asyncio.sleep(0)
-                    pause_at = clock() + SLICE_S
-            if batch:
-                yield batch
-        last = framer.flush()
-        if last is not None and (message := self._parse(last)) is not None:
-            yield [message]
-
-    def _parse(self, line: bytes) -> dict[str, Any] | None:
-        message = parse_json_line(line)
-        if message is None and line.strip() and not line.lstrip().startswith(b"{"):
-            log.info("%s wrote a non-JSON line: %r", self.name, line[:200])
-        return message
+        async for batch in message_batches(proc.stdout, framer, self.name):
+            yield batch
 
     async def _drain_stderr(self) -> None:
         # Always drained: a child blocks once the pipe buffer (~64 KiB) is full

@@ -1,0 +1,96 @@
+"""A tool result of megabytes in the middle of a turn, beside a session that streams.
+
+Agents print single lines of many megabytes (a ``cat`` of a big file, an image). Such a
+line is parsed in a worker thread and its payload encoded by the writer thread, so the
+event loop keeps serving everyone else meanwhile. Whatever the timing, every event must
+arrive once, whole, in order and with gapless ``seq``, on the stream and in storage, the
+text must be searchable, and the other session and ``/api/health`` must keep answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import LiveServer, write_scenario
+from tests.helpers import count, of_kind, read_sse, send, wait_for_events
+from tests.security._support import make_session
+
+HOSTILE_FAKE = Path(__file__).resolve().parents[1] / "security" / "hostile_claude.py"
+# Every kind of character an encoder could get wrong, and a word to search for at the end.
+ROW = 'line "quoted" \\ back\tslash, é ü 中文 😀, 1234567890123456789012 ok\n'
+BIG_TEXT = ROW * (3_000_000 // len(ROW)) + "zanzibarquokka"
+
+
+def big_turn() -> list[dict[str, Any]]:
+    return [
+        {"text": "before the file", "chunks": 3},
+        {"tool": "Read", "input": {"path": "big.txt"}, "output": BIG_TEXT},
+        {"text": "after the file", "chunks": 3},
+    ]
+
+
+async def _session(
+    client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any], scenario: Path
+) -> str:
+    env = {**fake["env"], "FAKE_CLAUDE_SCENARIO": str(scenario)}
+    command = [sys.executable, str(HOSTILE_FAKE)]
+    return await make_session(client, project_dir, {**fake, "command": command, "env": env})
+
+
+def assert_gapless(events: list[dict[str, Any]], after: int) -> None:
+    seqs = [e["seq"] for e in events]
+    assert seqs == list(range(after + 1, after + 1 + len(events))), seqs
+
+
+async def test_a_big_tool_result_arrives_whole_and_in_order_beside_another_stream(
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    fake_claude: dict[str, Any],
+    tmp_path: Path,
+) -> None:
+    big = write_scenario(tmp_path / "big.json", [big_turn()])
+    chatty = write_scenario(
+        tmp_path / "chatty.json", [[{"text": "x" * 400, "chunks": 200, "delay": 0.002}]]
+    )
+    big_sid = await _session(client, project_dir, fake_claude, big)
+    chatty_sid = await _session(client, project_dir, fake_claude, chatty)
+
+    def ended(frames: list[dict[str, Any]]) -> bool:
+        return any(f["kind"] == "turn_end" for f in frames)
+
+    big_stream = asyncio.create_task(
+        read_sse(client, f"/api/sessions/{big_sid}/stream", until=ended, timeout=60)
+    )
+    chatty_stream = asyncio.create_task(
+        read_sse(client, f"/api/sessions/{chatty_sid}/stream", until=ended, timeout=60)
+    )
+    await send(client, big_sid, "read the big file")
+    await send(client, chatty_sid, "talk")
+    health = [(await client.get("/api/health")).status_code for _ in range(5)]
+    big_frames, chatty_frames = await asyncio.gather(big_stream, chatty_stream)
+
+    assert health == [200] * 5
+    assert_gapless(big_frames, 0)
+    assert_gapless(chatty_frames, 0)
+    assert "".join(f["text"] for f in of_kind(chatty_frames, "text_delta")) == "x" * 400
+    # Deltas of one text may be merged, but none crosses the tool call and its result.
+    shown = [(f["kind"], f.get("text", "")) for f in big_frames if f["kind"] != "status"]
+    call = [k for k, _ in shown].index("tool_call")
+    assert shown[call + 1][0] == "tool_result", shown
+    assert "".join(t for k, t in shown[:call] if k == "text_delta") == "before the file"
+    assert "".join(t for k, t in shown[call:] if k == "text_delta") == "after the file"
+    [result] = of_kind(big_frames, "tool_result")
+    assert result["output"] == BIG_TEXT
+
+    stored = await wait_for_events(client, big_sid, count("turn_end"))
+    # (a status event may follow the turn's end)
+    assert [e["seq"] for e in stored][: len(big_frames)] == [f["seq"] for f in big_frames]
+    assert of_kind(stored, "tool_result")[0]["output"] == BIG_TEXT
+    found = (await client.get("/api/search", params={"q": "zanzibarquokka"})).json()
+    assert [(h["session_id"], h["seq"]) for h in found] == [(big_sid, result["seq"])]
