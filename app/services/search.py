@@ -19,14 +19,23 @@ _START, _END = "\x02", "\x03"
 _TERM = re.compile(r'[^\s"]+')
 
 
+# Indexing costs about 12 ms per MB on the one writer thread that stores every session's
+# events, so a 20 MB tool result would hold all of them back for a quarter second. What
+# anyone searches for is near the start of a file or output; the rest is still stored
+# and shown, just not found by search.
+MAX_INDEXED_CHARS = 1024 * 1024
+
+
 def indexed_text(kind: str, payload: dict[str, Any]) -> str | None:
     if kind not in SEARCHABLE:
         return None
     if kind == "tool_call":
-        return f"{payload.get('title', '')} {json.dumps(payload.get('input', {}))}"
-    if kind == "tool_result":
-        return str(payload.get("output", ""))
-    return str(payload.get("text", ""))
+        text = f"{payload.get('title', '')} {json.dumps(payload.get('input', {}))}"
+    elif kind == "tool_result":
+        text = str(payload.get("output", ""))
+    else:
+        text = str(payload.get("text", ""))
+    return text[:MAX_INDEXED_CHARS]
 
 
 def index_event(

@@ -21,9 +21,10 @@ from tests.helpers import count, of_kind, read_sse, send, wait_for_events
 from tests.security._support import make_session
 
 HOSTILE_FAKE = Path(__file__).resolve().parents[1] / "security" / "hostile_claude.py"
-# Every kind of character an encoder could get wrong, and a word to search for at the end.
+# Every kind of character an encoder could get wrong, a word to search for near the start,
+# and one past the first MB, which the search index leaves out.
 ROW = 'line "quoted" \\ back\tslash, é ü 中文 😀, 1234567890123456789012 ok\n'
-BIG_TEXT = ROW * (3_000_000 // len(ROW)) + "zanzibarquokka"
+BIG_TEXT = "zanzibarquokka " + ROW * (3_000_000 // len(ROW)) + "wombatfarewell"
 
 
 def big_turn() -> list[dict[str, Any]]:
@@ -94,3 +95,4 @@ async def test_a_big_tool_result_arrives_whole_and_in_order_beside_another_strea
     assert of_kind(stored, "tool_result")[0]["output"] == BIG_TEXT
     found = (await client.get("/api/search", params={"q": "zanzibarquokka"})).json()
     assert [(h["session_id"], h["seq"]) for h in found] == [(big_sid, result["seq"])]
+    assert (await client.get("/api/search", params={"q": "wombatfarewell"})).json() == []
