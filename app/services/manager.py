@@ -115,6 +115,10 @@ class SessionManager:
             if live.brain.pid is not None:
                 kill_group(live.brain.pid)
 
+    def process_groups(self) -> set[int]:
+        """The process groups of the running backends (each leads its own)."""
+        return {live.brain.pid for live in self._live.values() if live.brain.pid is not None}
+
     def is_live(self, session_id: str) -> bool:
         return session_id in self._live
 
