@@ -77,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lock.release()
         raise
     templates = make_templates(templates_dir())
-    follower = Follower(engine, events)
+    follower = Follower(engine, events, own_groups=manager.process_groups)
     stopper = Stopper(events, manager, settings.shutdown_grace_s, follower)
     state = AppState(
         settings=settings,

@@ -30,6 +30,9 @@ class LiveBrain:
     turn_active: bool = False
     last_total_cost: float | None = None
     stopping: bool = False
+    # Set as the stopping server marks the turn interrupted: whatever the backend says
+    # after that is not stored, so that notice stays the session's last word.
+    interrupted: bool = False
     # The model the backend last said it runs, stored with each turn for the usage page.
     model: str = ""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,9 +65,13 @@ class Follower:
         idle_s: float = IDLE_S,
         check_ms: int = CHECK_MS,
         proc: Path = terminal.PROC,
+        own_groups: Callable[[], Collection[int]] = tuple,
     ) -> None:
+        """``own_groups``: the process groups of the agents the app runs now; a
+        ``claude`` of theirs is never taken for the terminal's."""
         self._engine, self._events = engine, events
         self._idle_s, self._check_ms, self._proc = idle_s, check_ms, proc
+        self.own_groups = own_groups
         self._by_chat: dict[str, _Following] = {}
         self._closing = False
 
@@ -78,8 +83,8 @@ class Follower:
         return list(self._by_chat)
 
     def cli_running(self, cwd: str) -> bool | None:
-        """Whether a ``claude`` runs in ``cwd`` (None: this system cannot tell)."""
-        folders = terminal.claude_folders(self._proc)
+        """Whether a terminal's ``claude`` runs in ``cwd`` (None: this system cannot tell)."""
+        folders = terminal.claude_folders(self._proc, own_groups=self.own_groups())
         return None if folders is None else bool(cwd) and cwd in folders
 
     async def follow(self, path: Path) -> FileReport:

@@ -39,7 +39,7 @@ from app.services.eventlog import EventLog
 from app.services.images import ImageStore
 from app.services.outbox import Message, Outbox
 from app.services.permissions import PermissionService
-from app.services.recovery import kill_group, recover
+from app.services.recovery import halt, kill_group, mark_stopped, recover
 from app.services.turns import coalesce_deltas, session_totals, turn_share
 from app.settings import Settings
 
@@ -74,46 +74,41 @@ class SessionManager:
     async def shutdown(self, grace: float | None = None) -> None:
         """Stop every brain and expire every waiting prompt, for a stopping server.
 
-        ``grace`` bounds each step of each backend's close (stdin EOF, then SIGTERM to
-        its group); the backends stop in parallel, so the whole call takes about twice
-        that at most. Messages still queued behind a prompt are marked dropped.
+        A backend in a turn has its process group ended first (``halt``), within
+        ``grace``; then each backend's close has ``grace`` per step (stdin EOF, then
+        SIGTERM to its group), in parallel. Messages queued behind a prompt are dropped.
         """
         self.approvals.close()
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
+        ends = []
         for sid, live in list(self._live.items()):
             live.stopping = True
             self._drop_queue(sid)
-            expired = self.permissions.close_pending(
-                sid,
-                status="expired",
-                source="restart",
-                message="Server stopped while this request was waiting.",
-            )
-            if expired or live.turn_active:
-                self.events.append(
-                    sid,
-                    "error",
-                    {
-                        "message": "The server stopped during this turn"
-                        + (" while an approval was waiting" if expired else "")
-                        + ". Send a message to continue.",
-                        "detail": "",
-                    },
-                )
-                self._set_status(sid, "interrupted")
-        await asyncio.gather(
-            *(self.stop_brain(sid, grace) for sid in list(self._live)),
-            return_exceptions=True,
-        )
+            busy = self.busy(sid)
+            live.interrupted = mark_stopped(self._engine, self.events, self.permissions, sid, busy)
+            ends.append(self._end(sid, live, grace, busy))
+        await asyncio.gather(*ends, return_exceptions=True)
+
+    async def _end(self, sid: str, live: LiveBrain, grace: float | None, busy: bool) -> None:
+        if busy:
+            await halt(live, self.settings.close_timeout_s if grace is None else grace)
+        if self._live.get(sid) is live:
+            await self.stop_brain(sid, grace)
+        else:  # exited: only its pipes and reader are left to close
+            await live.brain.stop(grace)
 
     def kill_backends_now(self) -> None:
         """SIGKILL every backend's process group at once (a forced exit: no waiting)."""
         for live in self._live.values():
             if live.brain.pid is not None:
                 kill_group(live.brain.pid)
+
+    def process_groups(self) -> set[int]:
+        """The process groups of the running backends (each leads its own)."""
+        return {live.brain.pid for live in self._live.values() if live.brain.pid is not None}
 
     def is_live(self, session_id: str) -> bool:
         return session_id in self._live
@@ -271,6 +266,10 @@ class SessionManager:
                 del self._live[session_id]
 
     def _handle(self, session_id: str, live: LiveBrain, event: BrainEvent) -> None:
+        if live.interrupted and not isinstance(event, BrainExited):
+            # The stopping server has said the turn was interrupted: a reply stored now
+            # would sit under that notice as if the turn had gone on.
+            return
         if isinstance(event, SessionInfo | ModelsOffered):
             live.model = (event.model if isinstance(event, SessionInfo) else event.current) or (
                 live.model

@@ -7,6 +7,7 @@ events the pages render) lives here, so every backend gets the same behaviour.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import asdict
 from datetime import datetime
@@ -64,6 +65,26 @@ def permission_to_dict(row: PermissionRequest) -> dict[str, Any]:
     }
 
 
+def outside_folders(path: str, folders: Collection[str]) -> bool:
+    """Whether ``path`` (relative: to the first folder) lies outside every one of ``folders``.
+
+    Claude Code sends the path a tool touches as ``blocked_path`` for other reasons too
+    (a file to create in the project, say), so it is "outside" only when this says so.
+    Symbolic links count both ways: ``/tmp/x`` is inside a folder reached through one.
+    """
+    if not folders:
+        return False
+    base = next(iter(folders))
+    target = os.path.join(base, os.path.expanduser(path))
+    for resolve in (os.path.normpath, os.path.realpath):
+        where = resolve(target)
+        for folder in folders:
+            root = resolve(folder)
+            if where == root or where.startswith(root.rstrip(os.sep) + os.sep):
+                return False
+    return True
+
+
 class PermissionService:
     def __init__(self, engine: Engine, events: EventLog, deliver: Deliver) -> None:
         self._engine = engine
@@ -71,7 +92,11 @@ class PermissionService:
         self._deliver = deliver
 
     def ask(self, session_id: str, asked: PermissionAsked, cwd: str = "") -> PermissionRequest:
-        """Store a new pending request and its ``permission_request`` event."""
+        """Store a new pending request and its ``permission_request`` event.
+
+        The session's only folder is ``cwd`` (the app gives the CLI no others): the card
+        calls a ``blocked_path`` outside it so, and shows any other one plainly.
+        """
         options = [asdict(o) for o in asked.options]
         row = PermissionRequest(
             session_id=session_id,
@@ -99,6 +124,8 @@ class PermissionService:
                 "title": asked.title,
                 "reason": asked.reason,
                 "blocked_path": asked.blocked_path,
+                "blocked_outside": bool(asked.blocked_path)
+                and outside_folders(asked.blocked_path, [cwd] if cwd else []),
                 "tool_call_id": asked.tool_call_id,
                 "prompt": asked.prompt_kind,
                 "parent_tool_call_id": asked.parent_tool_call_id,

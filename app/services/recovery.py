@@ -1,7 +1,9 @@
-"""Picking up after the app was killed: orphaned backends, stale prompts and statuses."""
+"""Picking up after the app was killed: orphaned backends, stale prompts and statuses;
+and ending a backend's process group when the app stops or is forced to."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -11,6 +13,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession
 from app.services import store
+from app.services.brain_start import LiveBrain
 from app.services.eventlog import EventLog
 from app.services.permissions import PermissionService
 
@@ -56,8 +59,9 @@ def recover(engine: Engine, events: EventLog, permissions: PermissionService) ->
         )
 
 
-def kill_group(pid: int) -> None:
-    """Kill a backend's process group: an orphan of an earlier run, or at a forced exit."""
+def kill_group(pid: int, sig: signal.Signals = signal.SIGKILL) -> None:
+    """Signal a backend's process group (SIGKILL: an orphan of an earlier run, or at a
+    forced exit; SIGTERM: a backend in a turn, at a stop)."""
     try:
         pgid = os.getpgid(pid)
     except (ProcessLookupError, PermissionError):
@@ -66,4 +70,51 @@ def kill_group(pid: int) -> None:
     if pgid != pid:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, sig)
+
+
+def mark_stopped(
+    engine: Engine, events: EventLog, permissions: PermissionService, session_id: str, busy: bool
+) -> bool:
+    """At a stop of the server: expire the session's waiting prompts and, if it was
+    ``busy`` (in a turn or waiting), mark it interrupted, the notice saying so last.
+    Returns whether it was marked."""
+    expired = permissions.close_pending(
+        session_id,
+        status="expired",
+        source="restart",
+        message="Server stopped while this request was waiting.",
+    )
+    if not busy and not expired:
+        return False
+    if store.get_session(engine, session_id).status != "interrupted":
+        store.update_session(engine, session_id, status="interrupted")
+        events.append(session_id, "status", {"status": "interrupted"})
+    events.append(
+        session_id,
+        "error",
+        {
+            "message": "The server stopped during this turn"
+            + (" while an approval was waiting" if expired else "")
+            + ". Send a message to continue.",
+            "detail": "",
+        },
+    )
+    return True
+
+
+async def halt(live: LiveBrain, wait: float) -> None:
+    """SIGTERM a backend's process group, and SIGKILL it if it has not exited (its events
+    ended) within ``wait`` s.
+
+    For a backend in a turn at a stop, before its stdin closes: Claude Code takes a
+    closed stdin for a refused prompt and asks the model once more (a billed request),
+    so the group ends without first being told anything.
+    """
+    pid = live.brain.pid
+    if pid is None or live.pump is None:
+        return
+    kill_group(pid, signal.SIGTERM)
+    _done, running = await asyncio.wait({live.pump}, timeout=wait)
+    if running:
+        kill_group(pid)

@@ -4,13 +4,15 @@ Claude Code writes every session to ``<projects>/<folder>/<uuid>.jsonl`` as it g
 file written in the last few minutes is a session someone is (or was just) running; the
 ones Angelia itself runs are left out (their first stored event is the app's own, not an
 import). Whether the CLI still runs is read from ``/proc`` where there is one: a
-``claude`` process whose working folder is the session's. Elsewhere it is unknown (None).
+``claude`` process whose working folder is the session's, other than the agents the app
+runs itself (their process groups are left out). Elsewhere it is unknown (None).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -77,8 +79,12 @@ def transcript_cwd(path: Path) -> str:
     return _head(path)[0]
 
 
-def claude_folders(proc: Path = PROC) -> set[str] | None:
-    """The working folders of running ``claude`` processes (None: no /proc to read)."""
+def claude_folders(proc: Path = PROC, *, own_groups: Collection[int] = ()) -> set[str] | None:
+    """The working folders of running ``claude`` processes (None: no /proc to read).
+
+    Processes in ``own_groups`` are the app's own agents, not a terminal's CLI: a session
+    of the same folder running here must not pass for one still running there.
+    """
     if not proc.is_dir():
         return None
     found: set[str] = set()
@@ -89,10 +95,18 @@ def claude_folders(proc: Path = PROC) -> set[str] | None:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             if not any(_is_claude(arg.decode("utf-8", "replace")) for arg in argv[:3]):
                 continue
+            if own_groups and _group(entry) in own_groups:
+                continue
             found.add(os.readlink(entry / "cwd"))
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue  # gone meanwhile, or not ours to read
     return found
+
+
+def _group(entry: Path) -> int:
+    """The process group of ``/proc/<pid>``; its name may hold spaces or brackets, so the
+    fields are counted from the last ``)`` (then: state, parent, group)."""
+    return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
 
 
 def _is_claude(arg: str) -> bool:
@@ -108,8 +122,12 @@ def recent_sessions(
     minutes: int,
     now: datetime | None = None,
     proc: Path = PROC,
+    own_groups: Collection[int] = (),
 ) -> list[TerminalSession]:
-    """Transcripts under ``projects`` written in the last ``minutes``, newest first."""
+    """Transcripts under ``projects`` written in the last ``minutes``, newest first.
+
+    ``own_groups``: the process groups of the agents the app runs (``claude_folders``).
+    """
     if not projects.is_dir():
         return []
     cutoff = (now or datetime.now(UTC)).timestamp() - minutes * 60
@@ -121,7 +139,7 @@ def recent_sessions(
             col(ChatSession.backend_session_id).in_([p.stem for p, _ in recent])
         )
         chats = {c.backend_session_id: c for c in db.exec(stmt)}
-    running = claude_folders(proc)
+    running = claude_folders(proc, own_groups=own_groups)
     out = []
     for path, stat in sorted(recent, key=lambda r: -r[1].st_mtime):
         chat = chats.get(path.stem)

@@ -157,7 +157,12 @@ async def claude_live(
     ``minutes``, newest first (sessions Angelia runs itself are left out)."""
     projects = importer.default_projects_dir(state.settings)
     return await asyncio.to_thread(
-        terminal.recent_sessions, state.engine, state.events, projects, minutes=minutes
+        terminal.recent_sessions,
+        state.engine,
+        state.events,
+        projects,
+        minutes=minutes,
+        own_groups=state.manager.process_groups(),
     )
 
 

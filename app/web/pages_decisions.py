@@ -92,6 +92,7 @@ async def decide(permission_id: str, request: Request, state: StateDep) -> HTMLR
             "permission_id": perm["id"],
             "preview": asked.get("preview"),
             "blocked_path": asked.get("blocked_path"),
+            "blocked_outside": asked.get("blocked_outside"),
             "always_rule": asked.get("always_rule"),
             "parent_tool_call_id": parent,
             "subagent": subagent_of(state.engine, current.session_id, parent) if parent else {},

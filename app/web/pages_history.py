@@ -136,6 +136,7 @@ def sessions_response(
             state.events,
             importer.default_projects_dir(state.settings),
             minutes=TERMINAL_MINUTES,
+            own_groups=state.manager.process_groups(),
         )
         if not cursor
         else [],

@@ -5,10 +5,12 @@ Run as ``python fake_claude.py <claude flags>``. It understands the flags the ap
 answers control requests, and plays a scenario read from ``$FAKE_CLAUDE_SCENARIO``:
 
     {"turns": [[step, ...], ...], "unknown_resume": false, "ignore_eof": false,
-     "ignore_sigterm": false}
+     "ignore_sigterm": false, "say_on_sigterm": null}
 
-(a bare list of turns also works). With ``--resume``, ``"unknown_resume": true`` fails at
-startup like an unknown session id does; ``"on_message"`` fails on the first message.
+(a bare list of turns also works). ``"say_on_sigterm": "text"`` streams that text on each
+SIGTERM and runs on, as Claude Code answers after its prompt was dropped. With
+``--resume``, ``"unknown_resume": true`` fails at startup like an unknown session id
+does; ``"on_message"`` fails on the first message.
 ``"rewind": {...}`` is merged into the answer to every ``rewind_files`` request
 (``{"canRewind": true, "filesChanged": [], "insertions": 0, "deletions": 0}``).
 
@@ -478,7 +480,9 @@ class FakeClaude:
         keep = ("CLAUDECODE",)
         env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("FAKE_")}
         self.log({"argv": self.argv, "cwd": os.getcwd(), "env": env, "pid": os.getpid()})
-        if self.scenario.get("ignore_sigterm"):
+        if said := self.scenario.get("say_on_sigterm"):
+            signal.signal(signal.SIGTERM, lambda *_: self.log({"said": self.text(said, 3, 0)}))
+        elif self.scenario.get("ignore_sigterm"):
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         lazy_failure = self.scenario.get("unknown_resume") == "on_message"
         if self.resume and self.scenario.get("unknown_resume") and not lazy_failure:

@@ -23,6 +23,7 @@ from app.db.engine import open_database
 from app.db.models import PermissionRequest
 from app.services import store
 from app.services.eventlog import EventLog
+from tests.api.test_chat import fake_log
 from tests.conftest import TOKEN, write_scenario
 from tests.faults._support import ServerProcess, fake_starts, wait_until
 from tests.helpers import count, send, wait_for_events
@@ -88,7 +89,9 @@ async def _waiting_session(
 
 def stored_after_stop(data_dir: Path, sid: str, before: list[dict[str, Any]]) -> None:
     """What a stop must leave in the data dir, read without starting the app (so no
-    recovery runs): every earlier event, gapless, then the expired prompt and a notice."""
+    recovery runs): every earlier event, gapless, then the expired prompt and a notice,
+    and nothing after the notice (the backend's words once it was interrupted are not
+    stored: they would read as a reply under "The server stopped…")."""
     engine = open_database(data_dir)
     try:
         events = EventLog(engine).list(sid)
@@ -107,6 +110,7 @@ def stored_after_stop(data_dir: Path, sid: str, before: list[dict[str, Any]]) ->
     assert "permission_decision" in after and "error" in after, after
     notice = next(e for e in events if e["kind"] == "error")
     assert "server stopped" in notice["message"].lower()
+    assert events[-1] == notice, [e["kind"] for e in events[events.index(notice) :]]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -135,6 +139,25 @@ async def test_a_signal_stops_everything_within_3_s(
     assert processes_mentioning(str(fake_claude["log"])) == [], "a backend process survived"
     assert "Traceback" not in server.log(), server.log()
 
+    stored_after_stop(server.data_dir, sid, before)
+
+
+async def test_what_the_backend_says_once_interrupted_is_not_stored(
+    tmp_path: Path, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    # A backend that speaks up when signalled, as Claude Code answers a dropped prompt.
+    write_scenario(
+        fake_claude["scenario"], [WAITING_TURN], ignore_eof=True, say_on_sigterm="a stray reply"
+    )
+    server = ServerProcess(tmp_path / "served", tmp_path).start()
+    try:
+        sid, before, _readers = await _waiting_session(server, project_dir, fake_claude)
+        code, _took = server.signal_and_wait(signal.SIGINT)
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.proc.kill()
+    assert code == 130, server.log()
+    assert {"said": "a stray reply"} in fake_log(fake_claude), "the backend did not speak"
     stored_after_stop(server.data_dir, sid, before)
 
 

@@ -2,7 +2,8 @@
 
 The same stop as ``tests/faults/test_stop.py`` runs against a fake that ignores EOF and
 SIGTERM; here the real CLI shows that its whole process group goes, the waiting prompt
-is expired, the tool never runs and the stored events stay.
+is expired, the tool never runs, the stored events stay, and the CLI never gets to ask
+the model once more (a billed request with a real one) about the request left unanswered.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.fake_model_server import FakeModelServer
 from tests.faults._support import ServerProcess
 from tests.faults.test_stop import STOP_LIMIT_S, StreamReader, stored_after_stop
 from tests.helpers import count, send, wait_for_events
@@ -23,7 +25,11 @@ pytestmark = pytest.mark.real_cli
 
 
 async def test_ctrl_c_stops_the_real_cli_and_expires_its_prompt(
-    tmp_path: Path, project_dir: Path, claude_bin: Path, claude_env: dict[str, str]
+    tmp_path: Path,
+    project_dir: Path,
+    claude_bin: Path,
+    claude_env: dict[str, str],
+    fake_model: FakeModelServer,
 ) -> None:
     server = ServerProcess(tmp_path / "served", tmp_path).start()
     try:
@@ -40,6 +46,7 @@ async def test_ctrl_c_stops_the_real_cli_and_expires_its_prompt(
         backends = processes_mentioning(claude_env["HOME"])
         assert backends, "Claude Code is not running"
 
+        asked = len(fake_model.requests())
         signalled = time.monotonic()
         code, took = server.signal_and_wait(signal.SIGINT)
     finally:
@@ -53,4 +60,7 @@ async def test_ctrl_c_stops_the_real_cli_and_expires_its_prompt(
     assert processes_mentioning(claude_env["HOME"]) == [], "a Claude Code process survived"
     assert not (project_dir / "a").exists(), "the tool ran without an answer"
     assert "Traceback" not in server.log(), server.log()
+    # Every process of the CLI is gone: no request can still be on its way.
+    late = fake_model.requests()[asked:]
+    assert late == [], f"the CLI asked the model after the signal: {[e['path'] for e in late]}"
     stored_after_stop(server.data_dir, sid, before)

@@ -69,6 +69,17 @@ def test_recent_transcripts_with_their_folder_title_and_process(tmp_path: Path) 
     assert nowhere[0].running is None
 
 
+def test_the_apps_own_agents_do_not_count(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = fake_proc(tmp_path / "proc", ["/opt/bin/claude", "--print"], work)
+    # A process name may hold spaces and brackets: the group is counted from the last ")".
+    (proc / "4242" / "stat").write_text("4242 (claude) (x) S 1 4240 4240 0 -1\n")
+    assert claude_folders(proc) == {str(work)}
+    assert claude_folders(proc, own_groups={4240}) == set()
+    assert claude_folders(proc, own_groups={4242}) == {str(work)}
+
+
 def test_only_claude_processes_count(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

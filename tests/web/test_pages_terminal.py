@@ -17,7 +17,9 @@ import httpx
 from bs4 import BeautifulSoup
 
 from app.settings import Settings
-from tests.helpers import fake_cli
+from tests.conftest import FAKE_CLAUDE
+from tests.helpers import count, fake_cli, send, wait_for_events
+from tests.security._support import make_session
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"
 SHOP = "11111111-1111-4111-8111-111111111111"
@@ -202,6 +204,58 @@ async def test_continue_here_waits_for_the_terminal_cli_to_exit(
     assert r.json()["was_following"] is False
     r = await client.post(f"/api/sessions/{session_id}/messages", json={"text": "hi"})
     assert r.status_code != 409
+
+
+async def test_the_apps_own_claude_in_the_folder_does_not_hold_continue_here(
+    client: httpx.AsyncClient, tmp_path: Path, fake_claude: dict[str, Any]
+) -> None:
+    # A session of the app runs its agent, an executable named claude, in the folder a
+    # terminal session (whose CLI has exited) names.
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    (tmp_path / "bin").mkdir()
+    run_fake = f"import runpy; runpy.run_path({str(FAKE_CLAUDE)!r}, run_name='__main__')"
+    agent = fake_cli(tmp_path / "bin", "claude", run_fake)
+    own = await make_session(client, folder, {**fake_claude, "command": [str(agent)]})
+    await send(client, own, "hi")
+    await wait_for_events(client, own, count("turn_end"))
+    path = terminal_transcript()
+    path.write_text(path.read_text().replace('"/srv/demo/shop"', json.dumps(str(folder))))
+    r = await client.post(f"/sessions/import/claude/{SHOP}", follow_redirects=False)
+    session_url = r.headers["location"]
+    session_id = session_url.rsplit("/", 1)[1]
+
+    async def flags() -> tuple[bool, str, bool | None]:
+        page = BeautifulSoup((await client.get(session_url)).text, "html.parser")
+        history = BeautifulSoup((await client.get("/sessions")).text, "html.parser")
+        row = history.select_one(f"#terminal-sessions li[data-uuid='{SHOP}']")
+        (live,) = [s for s in (await client.get("/api/claude/live")).json() if s["cwd"]]
+        return page.select_one("#follow-running") is not None, row.get_text(), live["running"]
+
+    running_here, row, listed = await flags()
+    assert not running_here and listed is False
+    assert "still running in a terminal" not in row and "ended" in row
+
+    # A terminal's claude in that folder still holds it.
+    cli = subprocess.Popen([str(agent)], cwd=folder, stdin=subprocess.PIPE)
+    try:
+        running_here, row, listed = await flags()
+        assert running_here and listed is True and "still running in a terminal" in row
+        r = await client.post(f"/api/sessions/{session_id}/continue-here")
+        assert r.status_code == 409 and str(folder) in r.json()["detail"]
+    finally:
+        cli.kill()
+        cli.wait()
+
+    r = await client.post(f"{session_url}/continue-here", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == session_url
+    page = BeautifulSoup((await client.get(session_url)).text, "html.parser")
+    assert page.select_one("#follow-banner") is None
+    assert page.select_one("#composer") is not None
+    r = await client.post(f"/api/sessions/{session_id}/continue-here")
+    assert r.status_code == 200 and r.json() == {"session_id": session_id, "was_following": False}
+    # The app's own session ran on all along.
+    assert (await client.get(f"/api/sessions/{own}")).json()["status"] == "live"
 
 
 async def test_deleting_a_followed_session_ends_the_following(
