@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import ipaddress
 import logging
@@ -16,7 +15,6 @@ from pathlib import Path
 from app import __version__
 from app.db.engine import DataDirError
 from app.server import AngeliaServer
-from app.services.firstrun import ensure_default_profile
 from app.settings import SHARED_LOOPBACK, Settings, can_bind, install_loopback
 
 
@@ -115,9 +113,6 @@ def serve(args: argparse.Namespace) -> int:
         print(f"angelia: {exc.message}", file=sys.stderr)
         return 1
     state = app.state.angelia
-    default = asyncio.run(ensure_default_profile(state.engine, state.backends, Path.cwd()))
-    if default is not None:
-        print(f"Created a profile for {default.cwd} with the {default.backend} backend.")
     if args.host is None and not os.environ.get("ANGELIA_HOST"):
         settings.host = _own_address(settings)
     elif settings.host.lower() in SHARED_LOOPBACK:

@@ -15,7 +15,7 @@ from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
 from app.errors import AppError
 from app.schemas import MessageIn, ProfileCreate
-from app.services import lineage, store
+from app.services import firstrun, lineage, store
 from app.services.eventlog import EVENT_TABLE, EventDict
 from app.web.deps import AppState, SessionIdDep, StateDep
 from app.web.formatting import command_names, day_label
@@ -58,16 +58,18 @@ def _index(
     status_code: int = 200,
 ) -> HTMLResponse:
     profiles = {p.id: p for p in store.list_profiles(state.engine)}
+    recent = store.list_sessions(state.engine)[0]
     sessions = [
         {
             **s.model_dump(),
             "profile_name": profiles[s.profile_id].name if s.profile_id in profiles else "",
         }
-        for s in store.list_sessions(state.engine)[0]
+        for s in recent
     ]
     context = _base_context(request, state) | {
         "sessions": sessions,
         "profiles": [p.model_dump() for p in profiles.values()],
+        "preferred_profile": firstrun.preferred_profile(list(profiles.values()), recent),
         "backends": sorted(available_backends()),
         "permission_modes": list(PERMISSION_MODES),
         "error": error,
