@@ -1,4 +1,8 @@
-"""The ``angelia`` command."""
+"""The ``angelia`` command.
+
+The web stack (FastAPI, SQLAlchemy, uvicorn) is imported by ``serve`` alone: ``--help``
+and ``doctor`` start without it (bench/startup.py measures them).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +17,12 @@ import sys
 import threading
 import webbrowser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app import __version__
-from app.db.engine import DataDirError
-from app.server import AngeliaServer
-from app.settings import SHARED_LOOPBACK, Settings, can_bind, install_loopback
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 def _is_loopback(host: str) -> bool:
@@ -56,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _own_address(settings: Settings) -> str:
     """This install's loopback address if the OS lets us listen there, else 127.0.0.1."""
+    from app.settings import can_bind, install_loopback
+
     try:
         address = install_loopback(settings.data_dir)
     except OSError as exc:
@@ -120,6 +127,11 @@ def _free_port_hint(host: str, port: int) -> str:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from app.db.engine import DataDirError
+    from app.main import create_app
+    from app.server import AngeliaServer
+    from app.settings import SHARED_LOOPBACK, Settings
+
     overrides: dict[str, object] = {}
     if args.host is not None:
         overrides["host"] = args.host
@@ -142,8 +154,6 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         settings.allowed_hosts.append(settings.host)
-
-    from app.main import create_app
 
     try:
         app = create_app(settings)

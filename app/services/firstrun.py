@@ -7,9 +7,11 @@ wizard asks for one."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.db.models import ChatSession, Profile
+if TYPE_CHECKING:
+    # Types only: ``angelia doctor`` uses this module and starts without the ORM.
+    from app.db.models import ChatSession, Profile
 
 
 def preferred_profile(profiles: Sequence[Profile], recent: Sequence[ChatSession]) -> str | None:
