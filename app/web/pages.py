@@ -83,7 +83,9 @@ async def index(request: Request, state: StateDep) -> Response:
     # A fresh data dir has nothing to show yet: the wizard makes the first profile.
     if not store.list_profiles(state.engine) and not store.list_sessions(state.engine, limit=1)[0]:
         return RedirectResponse("/welcome", status_code=303)
-    return _index(request, state)
+    # The New profile form starts on an agent this machine has, as the wizard does.
+    backend = firstrun.suggested_backend(await state.backends.detected())
+    return _index(request, state, form={"backend": backend})
 
 
 @router.post("/profiles", response_model=None)

@@ -1,11 +1,14 @@
-"""The index's Start a session form starts with the profile the user used last."""
+"""The index's forms start on the user's latest profile and on an agent this machine has."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import httpx
+import pytest
 from bs4 import BeautifulSoup
+
+from tests.helpers import fake_cli
 
 
 async def selected_profile(client: httpx.AsyncClient) -> str:
@@ -40,3 +43,18 @@ async def test_new_session_starts_with_the_latest_profile(
     r = await client.post("/api/sessions", json={"profile_id": second})
     assert r.status_code == 201, r.text
     assert await selected_profile(client) == second
+
+
+async def test_new_profile_starts_on_an_agent_that_was_found(
+    client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake_cli(bindir, "opencode", 'print("1.2.3")')
+    monkeypatch.setenv("PATH", str(bindir))
+    await make_profile(client, "first", tmp_path / "one")
+    page = BeautifulSoup((await client.get("/")).text, "html.parser")
+    options = page.select("#new-profile-heading ~ form select[name=backend] option")
+    chosen = [o for o in options if o.has_attr("selected")]
+    # Not the generic ACP backend (first in the list), which needs a command to run.
+    assert [str(o["value"]) for o in chosen] == ["opencode"]
