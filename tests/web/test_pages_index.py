@@ -8,7 +8,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.helpers import fake_cli
+from tests.web.test_pages_welcome import only_cli_on_path
 
 
 async def selected_profile(client: httpx.AsyncClient) -> str:
@@ -48,10 +48,7 @@ async def test_new_session_starts_with_the_latest_profile(
 async def test_new_profile_starts_on_an_agent_that_was_found(
     client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    fake_cli(bindir, "opencode", 'print("1.2.3")')
-    monkeypatch.setenv("PATH", str(bindir))
+    only_cli_on_path(tmp_path, monkeypatch, "opencode", "1.2.3")
     await make_profile(client, "first", tmp_path / "one")
     page = BeautifulSoup((await client.get("/")).text, "html.parser")
     options = page.select("#new-profile-heading ~ form select[name=backend] option")

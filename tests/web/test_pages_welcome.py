@@ -13,6 +13,16 @@ from app.brains.claude import ClaudeBrain
 from tests.helpers import fake_cli
 
 
+def only_cli_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, version: str
+) -> Path:
+    """A fake ``name`` that prints ``version``, alone on the PATH the server looks at."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    monkeypatch.setenv("PATH", str(bindir))
+    return fake_cli(bindir, name, f"print({version!r})")
+
+
 def machine_facts(page: BeautifulSoup) -> dict[str, Tag]:
     panel = page.select_one("details#machine")
     assert panel is not None
@@ -25,10 +35,7 @@ def machine_facts(page: BeautifulSoup) -> dict[str, Tag]:
 async def test_the_welcome_page_shows_the_doctors_facts(
     client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = fake_cli(bindir, "claude", 'print("<b>2.1.332</b> (Claude Code)")')
-    monkeypatch.setenv("PATH", str(bindir))
+    exe = only_cli_on_path(tmp_path, monkeypatch, "claude", "<b>2.1.332</b> (Claude Code)")
     page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
     panel = page.select_one("details#machine")
     assert panel is not None and not panel.has_attr("open")
@@ -64,10 +71,7 @@ async def test_a_missing_agent_opens_the_facts_with_the_problem(
 async def test_each_agent_says_which_features_it_was_shown_to_have(
     client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    fake_cli(bindir, "grok", 'print("0.2.111")')
-    monkeypatch.setenv("PATH", str(bindir))
+    only_cli_on_path(tmp_path, monkeypatch, "grok", "0.2.111")
     page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
     option = page.select_one("input[name=backend][value=grok]")
     assert option is not None and option.parent is not None
