@@ -7,6 +7,7 @@ wizard asks for one."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -26,6 +27,16 @@ def preferred_profile(profiles: Sequence[Profile], recent: Sequence[ChatSession]
             return chat.profile_id
     newest = max(profiles, key=lambda p: p.created_at, default=None)
     return newest.id if newest else None
+
+
+def suggested_folder(cwd: Path) -> str:
+    """The wizard's first project folder: where ``angelia serve`` was started, unless that
+    is Angelia's own checkout (the quick start runs from there), which is left for the
+    user to choose rather than offered to an agent."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and cwd.resolve().is_relative_to(checkout):
+        return ""
+    return str(cwd)
 
 
 def split_backends(

@@ -42,7 +42,7 @@ WIZARD_LABELS = {
 async def welcome(request: Request, state: StateDep) -> HTMLResponse:
     found, _ = await _backends(state)
     backend = firstrun.suggested_backend([b["name"] for b in found])
-    cwd = str(Path.cwd())
+    cwd = firstrun.suggested_folder(Path.cwd())
     values: dict[str, Any] = {
         "backend": backend,
         "cwd": cwd,

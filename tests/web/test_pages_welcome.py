@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup, Tag
 
 from app.brains.claude import ClaudeBrain
 from tests.helpers import fake_cli
+from tests.security._support import REPO
 
 
 def only_cli_on_path(
@@ -80,3 +81,19 @@ async def test_each_agent_says_which_features_it_was_shown_to_have(
     assert "refused by the app: images, plan mode" in features.get_text()
     missing = [li.get_text(" ") for li in page.select(".install-list li")]
     assert any("Gemini CLI" in t and "refused by the app: per-session MCP" in t for t in missing)
+
+
+async def test_the_wizard_does_not_offer_the_checkout_as_a_project(
+    client: httpx.AsyncClient, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def first_folder() -> str:
+        page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
+        field = page.select_one("input[name=cwd]")
+        assert field is not None
+        return str(field.get("value", ""))
+
+    # Started from Angelia's own source tree, as the quick start does: left to the user.
+    monkeypatch.chdir(REPO / "app")
+    assert await first_folder() == ""
+    monkeypatch.chdir(project_dir)
+    assert await first_folder() == str(project_dir)
