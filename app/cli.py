@@ -1,23 +1,28 @@
-"""The ``angelia`` command."""
+"""The ``angelia`` command.
+
+The web stack (FastAPI, SQLAlchemy, uvicorn) is imported by ``serve`` alone: ``--help``
+and ``doctor`` start without it (bench/startup.py measures them).
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import errno
 import gc
 import ipaddress
 import logging
 import os
+import socket
 import sys
 import threading
 import webbrowser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app import __version__
-from app.db.engine import DataDirError
-from app.server import AngeliaServer
-from app.services.firstrun import ensure_default_profile
-from app.settings import SHARED_LOOPBACK, Settings, can_bind, install_loopback
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 def _is_loopback(host: str) -> bool:
@@ -56,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _own_address(settings: Settings) -> str:
     """This install's loopback address if the OS lets us listen there, else 127.0.0.1."""
+    from app.settings import can_bind, install_loopback
+
     try:
         address = install_loopback(settings.data_dir)
     except OSError as exc:
@@ -83,7 +90,48 @@ def _shared_loopback_warning(host: str, why: str) -> None:
     )
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` for uvicorn, so a busy port is known before any URL
+    is printed (raises OSError)."""
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # As uvicorn's own bind: a port left in TIME_WAIT by a stopped server is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _bind_problem(host: str, port: int, exc: OSError) -> str:
+    if exc.errno != errno.EADDRINUSE:
+        return f"cannot listen on {host} port {port}: {exc.strerror or exc}; try another --port"
+    return (
+        f"port {port} on {host} is already in use (by another program, or an Angelia with "
+        f"another data dir); start this one on a free port with --port{_free_port_hint(host, port)}"
+    )
+
+
+def _free_port_hint(host: str, port: int) -> str:
+    """`` (e.g. --port N)`` with a port after ``port`` that is free on ``host`` now."""
+    for candidate in range(port + 1, min(port + 20, 65535)):
+        try:
+            _listen(host, candidate).close()
+        except OSError:
+            continue
+        return f" (e.g. --port {candidate})"
+    return ""
+
+
 def serve(args: argparse.Namespace) -> int:
+    from app.db.engine import DataDirError
+    from app.main import create_app
+    from app.server import AngeliaServer
+    from app.settings import SHARED_LOOPBACK, Settings
+
     overrides: dict[str, object] = {}
     if args.host is not None:
         overrides["host"] = args.host
@@ -107,21 +155,21 @@ def serve(args: argparse.Namespace) -> int:
         )
         settings.allowed_hosts.append(settings.host)
 
-    from app.main import create_app
-
     try:
         app = create_app(settings)
     except DataDirError as exc:
         print(f"angelia: {exc.message}", file=sys.stderr)
         return 1
     state = app.state.angelia
-    default = asyncio.run(ensure_default_profile(state.engine, state.backends, Path.cwd()))
-    if default is not None:
-        print(f"Created a profile for {default.cwd} with the {default.backend} backend.")
     if args.host is None and not os.environ.get("ANGELIA_HOST"):
         settings.host = _own_address(settings)
     elif settings.host.lower() in SHARED_LOOPBACK:
         _shared_loopback_warning(settings.host, "")
+    try:
+        listener = _listen(settings.host, settings.port)
+    except OSError as exc:
+        print(f"angelia: {_bind_problem(settings.host, settings.port, exc)}", file=sys.stderr)
+        return 1
     app.state.data_dir_lock.announce(settings.public_url)
     url = f"{settings.public_url}?token={state.token}"
     print(f"Angelia {__version__} — data in {settings.data_dir}", flush=True)
@@ -134,7 +182,7 @@ def serve(args: argparse.Namespace) -> int:
     gc.collect()
     gc.freeze()
     try:
-        AngeliaServer(app, settings.host, settings.port).run()
+        AngeliaServer(app, settings.host, settings.port).run(sockets=[listener])
     except KeyboardInterrupt:
         # uvicorn re-raises the Ctrl-C it handled once the server has stopped cleanly.
         return 130

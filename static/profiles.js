@@ -72,11 +72,34 @@
     }
   }
 
+  // The wizard's untouched template names the folder chosen, not the one first shown
+  // (the server does the same on submit); text the user edited is left alone.
+  function fillTemplate(template, cwd) {
+    var name = cwd.replace(/\/+$/, "").split("/").pop() || "Project";
+    return template.split("{project}").join(name);
+  }
+
+  function syncTemplate(form) {
+    var text = form.querySelector("textarea[data-template]");
+    var folder = form.querySelector("input[name=cwd]");
+    var shown = form.querySelector("input[name=template_cwd]");
+    if (!text || !folder || !shown || shown.value === folder.value.trim()) {
+      return;
+    }
+    var template = text.getAttribute("data-template");
+    if (text.value.replace(/\r\n/g, "\n") !== fillTemplate(template, shown.value)) {
+      return;
+    }
+    text.value = fillTemplate(template, folder.value.trim());
+    shown.value = folder.value.trim();
+  }
+
   function initForm(form) {
     function sync() {
       syncBackend(form);
       syncMode(form);
       syncFile(form);
+      syncTemplate(form);
     }
     form.addEventListener("change", sync);
     sync();

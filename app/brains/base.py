@@ -111,6 +111,10 @@ class Brain(ABC):
     label: ClassVar[str]
     executable: ClassVar[str]
     install_hint: ClassVar[str]
+    # ``install_hint`` split for a page: a command to copy and run ("": the hint is one),
+    # and what else to do, shown beside it.
+    install_command: ClassVar[str] = ""
+    install_note: ClassVar[str] = ""
     instructions_file: ClassVar[str] = "AGENTS.md"
     facts: ClassVar[BrainFacts]
     capabilities: ClassVar[frozenset[Capability]] = frozenset()

@@ -11,6 +11,8 @@ Fields of a row (``[name]``):
 * ``argv`` (list of str, required): the launch command; ``[]`` means the profile's
   ``command`` must supply it. A profile's ``command`` always replaces ``argv``.
 * ``install_hint`` (str, required): what to run to install (and log in).
+* ``install_command`` (str): the shell command of the hint alone, for a copy button,
+  when the hint says more than that; ``install_note`` (str) is the rest.
 * ``instructions_file`` (str): the project file the agent reads, default AGENTS.md.
 * ``env`` (table of str): environment the agent always gets (the profile's wins).
 * ``modes`` (table of str): Angelia permission mode → the agent's mode id.
@@ -43,6 +45,8 @@ _FIELDS = {
     "label",
     "argv",
     "install_hint",
+    "install_command",
+    "install_note",
     "instructions_file",
     "env",
     "modes",
@@ -66,6 +70,8 @@ class CatalogEntry:
     label: str
     argv: tuple[str, ...]
     install_hint: str
+    install_command: str = ""
+    install_note: str = ""
     instructions_file: str = "AGENTS.md"
     env: Mapping[str, str] = field(default_factory=dict)
     modes: Mapping[str, str] = field(default_factory=dict)
@@ -111,6 +117,8 @@ class CatalogEntry:
             label=text("label"),
             argv=tuple(argv),
             install_hint=text("install_hint"),
+            install_command=text("install_command", ""),
+            install_note=text("install_note", ""),
             instructions_file=text("instructions_file", "AGENTS.md"),
             env=table("env"),
             modes=table("modes"),
@@ -145,6 +153,8 @@ def brain_class(entry: CatalogEntry) -> type[AcpBrain]:
         "label": entry.label,
         "executable": entry.argv[0] if entry.argv else "",
         "install_hint": entry.install_hint,
+        "install_command": entry.install_command,
+        "install_note": entry.install_note,
         "instructions_file": entry.instructions_file,
         "capabilities": entry.capabilities,
         "default_argv": entry.argv,

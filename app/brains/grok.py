@@ -44,6 +44,11 @@ class GrokBrain(AcpBrain):
         "which puts grok in ~/.grok/bin), then run `grok login` or set XAI_API_KEY in the "
         "profile's environment."
     )
+    install_command = "pip install grok-cli-bin"
+    install_note = (
+        "Or xAI's installer script, which puts grok in ~/.grok/bin. Then run grok login or "
+        "set XAI_API_KEY in the profile's environment."
+    )
     instructions_file = "CLAUDE.md"
     facts = BrainFacts(
         resume="session/new returns the id; a later process reopens it with session/load, "

@@ -124,6 +124,10 @@ class OpenCodeBrain(AcpBrain):
         "npm i -g opencode-ai; then configure a provider in opencode.json (or log in with "
         "opencode auth login)"
     )
+    install_command = "npm i -g opencode-ai"
+    install_note = (
+        "Then configure a provider in opencode.json (or log in with opencode auth login)."
+    )
     instructions_file = "AGENTS.md"
     facts = BrainFacts(
         resume="session/new returns the id (ses_…); a later process continues it with "

@@ -99,6 +99,11 @@ class PiBrain(AcpBrain):
         "npm i -g pi-acp @earendil-works/pi-coding-agent (pi needs Node.js 22.19 or newer; "
         "pi-acp runs pi from PATH), then configure a provider in ~/.pi/agent."
     )
+    install_command = "npm i -g pi-acp @earendil-works/pi-coding-agent"
+    install_note = (
+        "pi needs Node.js 22.19 or newer; pi-acp runs pi from PATH. Then configure a "
+        "provider in ~/.pi/agent."
+    )
     instructions_file = "AGENTS.md"
     facts = BrainFacts(
         resume="session/new returns the id; a later process reopens it with session/load, "

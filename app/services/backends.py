@@ -27,6 +27,17 @@ class _Cached:
     spawn_failed: bool = False
 
 
+def install_steps(cls: type[Brain]) -> dict[str, str]:
+    """``install_command``, a shell command to copy ("" when there is none to run), and
+    ``install_note``, what else to do, shown beside it and never copied."""
+    if not cls.executable:
+        # The generic ACP backend: the setup is the profile's command, not an install.
+        return {"install_command": "", "install_note": cls.install_hint}
+    if cls.install_command:
+        return {"install_command": cls.install_command, "install_note": cls.install_note}
+    return {"install_command": cls.install_hint, "install_note": ""}
+
+
 class BackendDetector:
     """Finds each backend's executable and asks it for ``--version`` (cached)."""
 
@@ -46,6 +57,7 @@ class BackendDetector:
             "label": cls.label,
             "executable": cls.executable,
             "install_hint": cls.install_hint,
+            **install_steps(cls),
             "instructions_file": cls.instructions_file,
             "permission_modes": list(cls.permission_modes),
             "capabilities": sorted(str(c) for c in cls.capabilities),

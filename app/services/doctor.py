@@ -16,12 +16,11 @@ import sqlite3
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from app import __version__
 from app.brains import available_backends, conformance
 from app.db.datadir import too_open
-from app.db.models import Profile
 from app.services.backends import BackendDetector
 from app.services.firstrun import split_backends, suggested_backend
 from app.settings import Settings
@@ -32,7 +31,9 @@ __all__ = [
     "DefaultBackend",
     "Fact",
     "Report",
+    "ProfileFacts",
     "SqliteCheck",
+    "StoredProfile",
     "check_data_dir",
     "check_sqlite",
     "diagnose",
@@ -50,6 +51,33 @@ _FTS5_PROBE = (
 # A CLI's version line goes to a terminal: an escape sequence in it could rewrite the
 # screen, so control characters are shown as "?".
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class ProfileFacts(Protocol):
+    """What the checks read of a profile: a stored ``Profile`` or a ``StoredProfile``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def command(self) -> list[str] | None: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class StoredProfile:
+    """A profile's row as ``oldest_profile`` reads it, without the ORM: ``angelia doctor``
+    then starts without importing SQLModel and SQLAlchemy."""
+
+    name: str
+    backend: str
+    cwd: str
+    command: list[str] | None
+    env: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -265,7 +293,7 @@ def check_sqlite() -> SqliteCheck:
     return SqliteCheck(sqlite3.sqlite_version, True, None)
 
 
-def oldest_profile(db_path: Path) -> tuple[Profile | None, str | None]:
+def oldest_profile(db_path: Path) -> tuple[StoredProfile | None, str | None]:
     """(the first profile made, why it could not be read), reading without writing.
 
     The app's engine turns on WAL and migrates on connect; a read-only connection leaves
@@ -281,7 +309,7 @@ def oldest_profile(db_path: Path) -> tuple[Profile | None, str | None]:
         if row is None:
             return None, None
         name, backend, cwd, command, env = row
-        profile = Profile(
+        profile = StoredProfile(
             name=name,
             backend=backend,
             cwd=cwd,
@@ -297,7 +325,7 @@ async def diagnose(
     settings: Settings,
     detector: BackendDetector,
     *,
-    profile: Profile | None,
+    profile: ProfileFacts | None,
     profile_error: str | None = None,
 ) -> Report:
     """Every check; ``profile`` is the oldest one (``None``: there is none yet).
@@ -325,7 +353,7 @@ def _backend_check(info: dict[str, Any]) -> BackendCheck:
 async def _default_backend(
     detector: BackendDetector,
     described: list[dict[str, Any]],
-    profile: Profile | None,
+    profile: ProfileFacts | None,
     profile_error: str | None,
 ) -> DefaultBackend:
     if profile is not None:
@@ -335,7 +363,7 @@ async def _default_backend(
         found = [b["name"] for b in split_backends(described)[0]]
         name = suggested_backend(found)
         if len(found) == 1:
-            why = "the only agent found: first run makes a profile with it"
+            why = "the only agent found: first run suggests it"
         elif found:
             why = f"first run suggests it among the {len(found)} agents found"
         else:

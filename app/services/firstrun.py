@@ -1,38 +1,42 @@
-"""First run: a default profile so a newcomer can chat at once, and the agent the
-wizard suggests."""
+"""First run: the agent the wizard suggests, and the profile a new session starts with.
+
+No profile is ever made without the user: the folder ``angelia serve`` was started in is
+often Angelia's own checkout, not a project to hand to an agent, so with no profile the
+wizard asks for one."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-from sqlalchemy.engine import Engine
-
-from app.db.models import Profile
-from app.schemas import ProfileCreate
-from app.services import store
-from app.services.backends import BackendDetector
+if TYPE_CHECKING:
+    # Types only: ``angelia doctor`` uses this module and starts without the ORM.
+    from app.db.models import ChatSession, Profile
 
 
-async def ensure_default_profile(
-    engine: Engine, detector: BackendDetector, cwd: Path
-) -> Profile | None:
-    """With no profiles and exactly one detected backend, make one for ``cwd``.
+def preferred_profile(profiles: Sequence[Profile], recent: Sequence[ChatSession]) -> str | None:
+    """The id of the profile a new session starts with: that of the most recently active
+    session, else the most recently created one (None with no profiles).
 
-    None when ``cwd`` cannot be a profile's folder (the home folder itself, a system
-    folder): the wizard then asks for one."""
-    if store.list_profiles(engine):
-        return None
-    detected = [name for name in await detector.detected() if name != "acp"]
-    if len(detected) != 1:
-        return None
-    try:
-        data = ProfileCreate(name=cwd.name or "default", backend=detected[0], cwd=str(cwd))
-    except ValidationError:
-        return None
-    return store.create_profile(engine, data=data)
+    The user's latest choice, not the oldest profile: the first one may be a folder made
+    on a first run that they have moved on from."""
+    known = {p.id for p in profiles}
+    for chat in recent:
+        if chat.profile_id in known:
+            return chat.profile_id
+    newest = max(profiles, key=lambda p: p.created_at, default=None)
+    return newest.id if newest else None
+
+
+def suggested_folder(cwd: Path) -> str:
+    """The wizard's first project folder: where ``angelia serve`` was started, unless that
+    is Angelia's own checkout (the quick start runs from there), which is left for the
+    user to choose rather than offered to an agent."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and cwd.resolve().is_relative_to(checkout):
+        return ""
+    return str(cwd)
 
 
 def split_backends(
@@ -53,8 +57,7 @@ def suggested_backend(found: Sequence[str]) -> str:
     """The backend a newcomer starts with, from the names found (in the wizard's order).
 
     Claude Code when it is found or nothing is (so the page can say how to install it),
-    else the first one; with exactly one found, it is the one ``ensure_default_profile``
-    makes a profile for."""
+    else the first one."""
     return "claude" if "claude" in found or not found else found[0]
 
 

@@ -7,6 +7,7 @@ the user was asked (a Write is diffed against the file on disk at that moment).
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from app.services.rules import file_path_of
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DIFF_LINES = 4000
+_HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
@@ -31,6 +33,64 @@ def unified_diff(old: str, new: str, path: str) -> str:
             break
         out.append(line if line.endswith("\n") else line + "\n")
     return "".join(out)
+
+
+def hunk_header(header: str, offset: int | None) -> str:
+    """A hunk header of a diff between two snippets, moved ``offset`` lines down to where
+    the first snippet is in its file.
+
+    ``None``: that place is unknown, so the header carries no numbers rather than the
+    snippet's own (``@@ -1 +1 @@`` for a change on line 40)."""
+    found = _HUNK.match(header)
+    if found is None:
+        return header
+    if offset is None:
+        return "@@" + header[found.end() :]
+    old, old_len, new, new_len = found.groups()
+    # An empty side counts from the line before it (0 for the top), as in difflib.
+    return (
+        f"@@ -{int(old) + offset}{old_len} +{int(new) + offset}{new_len} @@" + header[found.end() :]
+    )
+
+
+def _numbered(diff: str, offset: int | None) -> str:
+    return "".join(
+        hunk_header(line, offset) if line.startswith("@@") else line
+        for line in diff.splitlines(keepends=True)
+    )
+
+
+def _offset(text: str | None, old: str, replace_all: bool = False) -> int | None:
+    """Lines above where ``old`` starts in ``text``; None if not there exactly once."""
+    if text is None or not old:
+        return None
+    at = text.find(old)
+    if at < 0 or (replace_all and text.count(old) > 1):
+        return None
+    return text.count("\n", 0, at)
+
+
+def edit_diffs(edits: list[tuple[str, str, bool]], path: str, current: str | None) -> str:
+    """The diff of each (old, new, replace_all) edit in turn, numbered by the place of
+    ``old`` in the file as the edits before it leave it; unnumbered where the file could
+    not be read or does not hold ``old``."""
+    parts = []
+    text = current
+    for old, new, replace_all in edits:
+        offset = _offset(text, old, replace_all)
+        parts.append(_numbered(unified_diff(old, new, path), offset))
+        if text is not None:
+            text = text.replace(old, new, -1 if replace_all else 1) if offset is not None else None
+    return "".join(parts)
+
+
+def _edits(tool_input: dict[str, Any], tool: str) -> list[tuple[str, str, bool]]:
+    raw = tool_input.get("edits", []) if tool == "MultiEdit" else [tool_input]
+    return [
+        (str(e.get("old_string", "")), str(e.get("new_string", "")), e.get("replace_all") is True)
+        for e in raw
+        if isinstance(e, dict)
+    ]
 
 
 def _read_current(path: str, cwd: str) -> str | None:
@@ -55,17 +115,10 @@ def build_preview(tool: str, tool_input: dict[str, Any], cwd: str) -> dict[str, 
             "description": str(tool_input.get("description", "")),
         }
     path = file_path_of(tool_input)
-    if tool == "Edit" and path:
-        old = str(tool_input.get("old_string", ""))
-        new = str(tool_input.get("new_string", ""))
-        return {"kind": "diff", "path": path, "diff": unified_diff(old, new, path)}
-    if tool == "MultiEdit" and path:
-        parts = [
-            unified_diff(str(e.get("old_string", "")), str(e.get("new_string", "")), path)
-            for e in tool_input.get("edits", [])
-            if isinstance(e, dict)
-        ]
-        return {"kind": "diff", "path": path, "diff": "".join(parts)}
+    if tool in ("Edit", "MultiEdit") and path:
+        current = _read_current(path, cwd)
+        diff = edit_diffs(_edits(tool_input, tool), path, current)
+        return {"kind": "diff", "path": path, "diff": diff}
     if tool == "Write" and path:
         current = _read_current(path, cwd)
         content = str(tool_input.get("content", ""))

@@ -13,6 +13,8 @@ import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from app.services.preview import hunk_header
+
 DECISION_LABELS: dict[str, str] = {
     "allow_once": "Allowed once",
     "allow_always": "Always allowed",
@@ -238,7 +240,8 @@ def diff_lines(old: object, new: object) -> list[tuple[str, str]]:
         if line.startswith(("---", "+++")) and not out:
             continue
         if line.startswith("@@"):
-            out.append(("hunk", line))
+            # Numbered from the snippet, not the file, the numbers would be wrong.
+            out.append(("hunk", hunk_header(line, None)))
         elif line.startswith("+"):
             out.append(("add", line[1:]))
         elif line.startswith("-"):

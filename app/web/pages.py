@@ -15,7 +15,7 @@ from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
 from app.errors import AppError
 from app.schemas import MessageIn, ProfileCreate
-from app.services import lineage, store
+from app.services import firstrun, lineage, store
 from app.services.claude_reader import is_session_id
 from app.services.eventlog import EVENT_TABLE, EventDict
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
@@ -59,16 +59,18 @@ def _index(
     status_code: int = 200,
 ) -> HTMLResponse:
     profiles = {p.id: p for p in store.list_profiles(state.engine)}
+    recent = store.list_sessions(state.engine)[0]
     sessions = [
         {
             **s.model_dump(),
             "profile_name": profiles[s.profile_id].name if s.profile_id in profiles else "",
         }
-        for s in store.list_sessions(state.engine)[0]
+        for s in recent
     ]
     context = _base_context(request, state) | {
         "sessions": sessions,
         "profiles": [p.model_dump() for p in profiles.values()],
+        "preferred_profile": firstrun.preferred_profile(list(profiles.values()), recent),
         "backends": sorted(available_backends()),
         "permission_modes": list(PERMISSION_MODES),
         "error": error,
@@ -82,7 +84,9 @@ async def index(request: Request, state: StateDep) -> Response:
     # A fresh data dir has nothing to show yet: the wizard makes the first profile.
     if not store.list_profiles(state.engine) and not store.list_sessions(state.engine, limit=1)[0]:
         return RedirectResponse("/welcome", status_code=303)
-    return _index(request, state)
+    # The New profile form starts on an agent this machine has, as the wizard does.
+    backend = firstrun.suggested_backend(await state.backends.detected())
+    return _index(request, state, form={"backend": backend})
 
 
 @router.post("/profiles", response_model=None)

@@ -27,6 +27,8 @@ from app.web.profile_form import BYPASS_WORD, MODE_HELP, read_form, summary
 
 router = APIRouter(include_in_schema=False)
 
+# Stands for the folder's name in the template profiles.js fills in.
+PROJECT_SLOT = "{project}"
 WIZARD_LABELS = {
     "backend": "Agent",
     "cwd": "Project folder",
@@ -40,7 +42,7 @@ WIZARD_LABELS = {
 async def welcome(request: Request, state: StateDep) -> HTMLResponse:
     found, _ = await _backends(state)
     backend = firstrun.suggested_backend([b["name"] for b in found])
-    cwd = str(Path.cwd())
+    cwd = firstrun.suggested_folder(Path.cwd())
     values: dict[str, Any] = {
         "backend": backend,
         "cwd": cwd,
@@ -147,6 +149,8 @@ async def _page(
         "permission_modes": list(PERMISSION_MODES),
         "mode_help": MODE_HELP,
         "bypass_word": BYPASS_WORD,
+        # For profiles.js: while the text is untouched it follows the folder typed.
+        "instructions_template": _template(values["backend"], "/" + PROJECT_SLOT),
     }
     return state.templates.TemplateResponse(
         request, "welcome.html", context, status_code=status_code

@@ -4,17 +4,12 @@ first run share the one check."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from app.db.engine import open_database
-from app.services import store
-from app.services.backends import BackendDetector
-from app.services.firstrun import ensure_default_profile
 from tests.web.test_pages_profiles import valid_form
 
 
@@ -103,19 +98,3 @@ async def test_the_profile_form_shows_the_same_reasons(
         assert error is not None, folder[:40]
         assert reason in " ".join(error.get_text(" ").split()), (folder[:40], error.get_text())
     assert (await client.get("/api/profiles")).json() == []
-
-
-async def test_first_run_makes_no_profile_for_the_home_folder(tmp_path: Path, home: Path) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    claude = bindir / "claude"
-    claude.write_text('#!/bin/sh\necho "2.1.332"\n')
-    claude.chmod(0o755)
-    engine = open_database(tmp_path / "data")
-    detector = BackendDetector(path=str(bindir))
-    # Started from the home folder: the wizard asks for a folder instead.
-    assert await ensure_default_profile(engine, detector, home) is None
-    assert store.list_profiles(engine) == []
-    profile = await ensure_default_profile(engine, detector, home / "src" / "app")
-    assert profile is not None and profile.cwd == str(home / "src" / "app")
-    assert os.environ["HOME"] == str(home)

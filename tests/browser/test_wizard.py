@@ -106,3 +106,21 @@ async def test_profile_form_shows_only_what_the_backend_can_enforce(browsing: Br
     await expect(confirm).to_be_visible()
     assert browsing.log.page_errors == []
     assert await browsing.csp_violations() == []
+
+
+async def test_the_instructions_preview_follows_the_folder(
+    claude_on_path: Path, browsing: Browsing, project_dir: Path
+) -> None:
+    page = browsing.page
+    await browsing.sign_in("/welcome")
+    text = page.get_by_label("Instructions", exact=True)
+    folder = page.get_by_label("Project folder")
+    await folder.fill(str(project_dir))
+    await folder.press("Tab")
+    await expect(text).to_have_value(re.compile(r"^# project\n"))
+    # Text the user wrote stays as written when the folder changes again.
+    await text.fill("# mine\n")
+    await folder.fill(str(project_dir.parent))
+    await folder.press("Tab")
+    await expect(text).to_have_value("# mine\n")
+    assert browsing.log.page_errors == []

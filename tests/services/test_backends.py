@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 from app.brains import get_brain_class
-from app.db.engine import open_database
-from app.services import store
 from app.services.backends import BackendDetector
-from app.services.firstrun import ensure_default_profile
 
 
 def fake_exe(bindir: Path, name: str, body: str) -> None:
@@ -52,19 +48,3 @@ async def test_versions_are_cached(bindir: Path) -> None:
         await detector.describe(get_brain_class("claude"))
     assert counter.read_text().count("x") == 1
 
-
-async def test_default_profile_only_with_exactly_one_backend(bindir: Path, tmp_path: Path) -> None:
-    engine = open_database(tmp_path / "data")
-    project = tmp_path / "myproj"
-    project.mkdir()
-    none = BackendDetector(path=str(bindir))
-    assert await ensure_default_profile(engine, none, project) is None
-    fake_exe(bindir, "claude", 'echo "2.1.332"')
-    one = BackendDetector(path=str(bindir))
-    profile = await ensure_default_profile(engine, one, project)
-    assert profile is not None and profile.backend == "claude"
-    assert profile.cwd == str(project.resolve()) and profile.name == "myproj"
-    # Never a second one.
-    assert await ensure_default_profile(engine, one, project) is None
-    assert len(store.list_profiles(engine)) == 1
-    assert os.environ.get("PATH")  # the detector never changed the real PATH

@@ -11,6 +11,17 @@ from bs4 import BeautifulSoup, Tag
 
 from app.brains.claude import ClaudeBrain
 from tests.helpers import fake_cli
+from tests.security._support import REPO
+
+
+def only_cli_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, version: str
+) -> Path:
+    """A fake ``name`` that prints ``version``, alone on the PATH the server looks at."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    monkeypatch.setenv("PATH", str(bindir))
+    return fake_cli(bindir, name, f"print({version!r})")
 
 
 def machine_facts(page: BeautifulSoup) -> dict[str, Tag]:
@@ -25,10 +36,7 @@ def machine_facts(page: BeautifulSoup) -> dict[str, Tag]:
 async def test_the_welcome_page_shows_the_doctors_facts(
     client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = fake_cli(bindir, "claude", 'print("<b>2.1.332</b> (Claude Code)")')
-    monkeypatch.setenv("PATH", str(bindir))
+    exe = only_cli_on_path(tmp_path, monkeypatch, "claude", "<b>2.1.332</b> (Claude Code)")
     page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
     panel = page.select_one("details#machine")
     assert panel is not None and not panel.has_attr("open")
@@ -64,10 +72,7 @@ async def test_a_missing_agent_opens_the_facts_with_the_problem(
 async def test_each_agent_says_which_features_it_was_shown_to_have(
     client: httpx.AsyncClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    fake_cli(bindir, "grok", 'print("0.2.111")')
-    monkeypatch.setenv("PATH", str(bindir))
+    only_cli_on_path(tmp_path, monkeypatch, "grok", "0.2.111")
     page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
     option = page.select_one("input[name=backend][value=grok]")
     assert option is not None and option.parent is not None
@@ -76,3 +81,19 @@ async def test_each_agent_says_which_features_it_was_shown_to_have(
     assert "refused by the app: images, plan mode" in features.get_text()
     missing = [li.get_text(" ") for li in page.select(".install-list li")]
     assert any("Gemini CLI" in t and "refused by the app: per-session MCP" in t for t in missing)
+
+
+async def test_the_wizard_does_not_offer_the_checkout_as_a_project(
+    client: httpx.AsyncClient, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def first_folder() -> str:
+        page = BeautifulSoup((await client.get("/welcome")).text, "html.parser")
+        field = page.select_one("input[name=cwd]")
+        assert field is not None
+        return str(field.get("value", ""))
+
+    # Started from Angelia's own source tree, as the quick start does: left to the user.
+    monkeypatch.chdir(REPO / "app")
+    assert await first_folder() == ""
+    monkeypatch.chdir(project_dir)
+    assert await first_folder() == str(project_dir)
