@@ -232,6 +232,14 @@
             afterNewContent();
           }
           return;
+        case "user_message":
+          // One that has to wait goes below the running turn (queue.js).
+          if (A.onQueuedMessage(msg.data)) {
+            evt.preventDefault();
+            updatePending();
+            return;
+          }
+          break;
         case "queued_sent":
         case "queued_dropped":
         case "queued_edited":
