@@ -16,7 +16,8 @@
       target.open = true;
     }
     target.classList.add("is-found");
-    target.scrollIntoView({ block: "center" });
+    // static/js/transcript.js keeps it in view while rows above it still change height.
+    window.Angelia.revealEvent(target);
   }
 
   function keepPlaceOnEarlier(log) {

@@ -229,10 +229,14 @@ def settle_queue(items: list[EventDict]) -> None:
     text that finally went (``edited`` when that changed); each such event whose message
     is in ``items`` gets ``settled``, so the page does not apply it again. Events stored
     before ``queued_seq`` existed name the oldest waiting message with their text.
-    Changed items are replaced by copies.
+    A message that went (or was dropped) moves to just before the event saying so: it is
+    stored where it was typed, but it reached the agent there, after the turn it waited
+    for. Changed items are replaced by copies.
     """
     by_seq: dict[int, EventDict] = {}
     waiting: list[EventDict] = []
+    # The settled queue event (by id) and the message that moves to its place.
+    moves: dict[int, EventDict] = {}
     for index, item in enumerate(items):
         kind = item.get("kind")
         if kind == "user_message" and item.get("queued"):
@@ -250,14 +254,23 @@ def settle_queue(items: list[EventDict]) -> None:
             target = next((m for m in waiting if m.get("text") == text), None)
         if target is None:
             continue
-        items[index] = {**item, "settled": True}
+        items[index] = settled = {**item, "settled": True}
         text = item.get("text")
         if isinstance(text, str) and text != target.get("text"):
             target.update(text=text, edited=True)
-        if kind in _QUEUE_OUTCOMES:
+        if kind in _QUEUE_OUTCOMES and target in waiting:
             target["queue_state"] = _QUEUE_OUTCOMES[str(kind)]
-            if target in waiting:
-                waiting.remove(target)
+            waiting.remove(target)
+            moves[id(settled)] = target
+    if moves:
+        moved = {id(message) for message in moves.values()}
+        placed: list[EventDict] = []
+        for item in items:
+            if id(item) in moves:
+                placed.append(moves[id(item)])
+            if id(item) not in moved:
+                placed.append(item)
+        items[:] = placed
 
 
 def render_event(templates: Jinja2Templates, event: EventDict, **context: Any) -> str:

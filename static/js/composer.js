@@ -107,8 +107,10 @@
       }
     });
 
-    // After a message went: an empty box again (attach.js calls it too).
+    // After a message went: an empty box again (attach.js calls it too), and the view
+    // at the end, where the message and its answer show.
     function sent() {
+      A.followLatest();
       text.value = "";
       // Through the input listeners, so the box shrinks and the command list closes.
       text.dispatchEvent(new Event("input"));
@@ -122,6 +124,9 @@
       // An empty message is never sent (the Stop button shares this form).
       if (evt.detail.elt === form && text.value.trim() === "") {
         evt.preventDefault();
+      } else if (evt.detail.elt === form) {
+        // Whatever the reader was looking at, what they send shows at the end.
+        A.followLatest();
       }
     });
 

@@ -36,7 +36,7 @@
     var frame = 0;
     var hooks = null;
 
-    // ``around``: {before, after} called once per frame around putting the text in.
+    // ``around``: {after} called once per frame after putting the text in.
     function onDelta(data, seq, around) {
       var span = A.parseFragment(data).querySelector(".delta");
       if (!span) {
@@ -68,9 +68,6 @@
         }
       });
       pending = [];
-      if (hooks) {
-        hooks.before();
-      }
       runs.forEach(function (run) {
         var bubble = liveBubble(run.mid, run.seq);
         bubble.querySelector(".live-text").appendChild(document.createTextNode(run.text));

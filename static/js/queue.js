@@ -1,6 +1,7 @@
-// Messages that wait in the app until the agent is free: Edit (an inline text box) and
-// Drop on each, sent to the JSON API, and what the queue's events (queued_sent,
-// queued_dropped, queued_edited, each naming its message by queued_seq) do to them.
+// Messages that wait in the app until the agent is free: they sit below the transcript
+// (#queue-waiting) with Edit (an inline text box) and Drop, sent to the JSON API; the
+// queue's events (queued_sent, queued_dropped, queued_edited, each naming its message by
+// queued_seq) settle them, and one that went moves into the transcript where it went.
 (function () {
   "use strict";
 
@@ -8,14 +9,51 @@
 
   var GONE = "Already sent: it can no longer be changed.";
 
-  function messageFor(log, event) {
+  function area() {
+    return document.getElementById("queue-waiting");
+  }
+
+  function showArea() {
+    var box = area();
+    if (box) {
+      box.hidden = !box.querySelector(".msg.user");
+    }
+  }
+
+  // A new waiting message goes below the running turn; true when it did.
+  function onQueuedMessage(data) {
+    var box = area();
+    var fragment = A.parseFragment(data);
+    if (!box || !fragment.querySelector('.msg.user[data-queue="waiting"]')) {
+      return false;
+    }
+    box.appendChild(fragment);
+    showArea();
+    A.localiseTimes(box);
+    return true;
+  }
+
+  // Messages still waiting on a page of earlier events join the others below.
+  function gatherWaiting(log) {
+    var box = area();
+    if (!box) {
+      return;
+    }
+    var found = log.querySelectorAll('.msg.user[data-queue="waiting"][data-queue-url]');
+    for (var i = found.length - 1; i >= 0; i--) {
+      box.insertBefore(found[i], box.firstChild);
+    }
+    showArea();
+  }
+
+  function messageFor(event) {
     var seq = event.getAttribute("data-queued-seq");
     if (seq) {
-      return log.querySelector('.msg.user[data-seq="' + seq + '"][data-queue]');
+      return document.querySelector('.msg.user[data-seq="' + seq + '"][data-queue]');
     }
     // Stored before queue events named their message: the oldest waiting one with its text.
     var text = (event.querySelector(".queue-text") || event).textContent;
-    var waiting = log.querySelectorAll('.msg.user[data-queue="waiting"]');
+    var waiting = document.querySelectorAll('.msg.user[data-queue="waiting"]');
     for (var i = 0; i < waiting.length; i++) {
       var bubble = waiting[i].querySelector(".bubble");
       if (bubble && bubble.textContent === text) {
@@ -41,11 +79,16 @@
     }
   }
 
-  // The message stops waiting: it went, or it was dropped. Its tools go with it.
+  // The message stops waiting: it went, or it was dropped. Its tools go with it; one that
+  // went is an ordinary message from now on.
   function settle(message, outcome) {
     message.setAttribute("data-queue", outcome);
     message.classList.remove("queue-waiting");
-    message.classList.add("queue-" + outcome);
+    if (outcome === "sent") {
+      message.classList.remove("queued");
+    } else {
+      message.classList.add("queue-" + outcome);
+    }
     message.removeAttribute("data-queue-url");
     ["queue-tools", "queue-editor"].forEach(function (name) {
       var part = message.querySelector("." + name);
@@ -65,9 +108,22 @@
     }
   }
 
+  // A message that stopped waiting leaves the area below the transcript for the place
+  // of the event saying so: where that event sits on the page, or the log's end for one
+  // arriving now.
+  function place(log, message, event) {
+    var box = area();
+    if (event && log.contains(event)) {
+      event.parentNode.insertBefore(message, event);
+    } else if (box && box.contains(message)) {
+      log.appendChild(message);
+    }
+    showArea();
+  }
+
   // Applies one queue event (an element from the server's fragment) to its message.
   function apply(log, event) {
-    var message = messageFor(log, event);
+    var message = messageFor(event);
     if (!message) {
       return false;
     }
@@ -76,6 +132,7 @@
     if (message.getAttribute("data-queue") === "waiting") {
       showText(message, text);
       if (outcome !== "edited") {
+        place(log, message, event);
         settle(message, outcome);
       } else {
         var box = message.querySelector(".queue-editor textarea");
@@ -91,18 +148,22 @@
 
   function onQueueEvent(log, data) {
     var event = A.parseFragment(data).querySelector("[data-queue-event]");
-    if (event) {
-      apply(log, event);
+    if (event && !apply(log, event)) {
+      // Its message is on a page of earlier events not loaded yet: kept (hidden) at its
+      // place for when that page comes.
+      log.appendChild(event);
     }
   }
 
   // A page of earlier events may hold queue events whose message the server rendered
-  // on another page; replaying them in order settles it.
+  // on another page; replaying them in order settles it. What still waits joins the
+  // messages below the transcript.
   function settleQueues(log) {
     var events = log.querySelectorAll("[data-queue-event]:not([data-settled])");
     for (var i = 0; i < events.length; i++) {
       apply(log, events[i]);
     }
+    gatherWaiting(log);
   }
 
   // ---- Edit and Drop ------------------------------------------------------------
@@ -191,6 +252,7 @@
         return failed(message, response);
       }
       say(message, "");
+      place(document.getElementById("transcript"), message, null);
       settle(message, "dropped");
     }, function () {
       offline(message);
@@ -235,6 +297,7 @@
     );
   }
 
+  A.onQueuedMessage = onQueuedMessage;
   A.onQueueEvent = onQueueEvent;
   A.settleQueues = settleQueues;
   A.initQueue = initQueue;

@@ -1,13 +1,15 @@
-// The live transcript: following new content at the bottom, the pending approvals count,
-// the SSE stream (dropping what a reconnect replays, handing each message to its kind's
-// update in items.js, queue.js, model.js or subagents.js), reconnect notices and pages of
-// earlier events loaded above.
+// The live transcript: staying at the bottom (or on a permalink's event) while content
+// grows, the pending approvals count, the SSE stream (dropping what a reconnect replays,
+// handing each message to its kind's update in items.js, queue.js, model.js or
+// subagents.js), reconnect notices and pages of earlier events loaded above.
 (function () {
   "use strict";
 
   var A = window.Angelia;
 
   var FOLLOW_SLACK_PX = 48;
+  // Room left above an event scrolled to, so its top edge is plainly not cut off.
+  var REVEAL_MARGIN_PX = 8;
   var RECONNECT_NOTICE_MS = 2000;
 
   function initTranscript() {
@@ -18,7 +20,13 @@
     var jump = document.getElementById("jump");
     var notice = document.getElementById("conn-notice");
     var lastSeq = parseInt(log.getAttribute("data-last-seq") || "0", 10) || 0;
+    // Pinned to the bottom until the reader scrolls up; or held on one event (a
+    // permalink's) until the reader scrolls at all.
     var follow = true;
+    var anchor = null;
+    // Where the page itself last scrolled to: a scroll event landing there is not the
+    // reader's doing.
+    var placedAt = -1;
     var localPending = -1;
     var noticeTimer = null;
 
@@ -26,11 +34,69 @@
       return log.scrollHeight - log.scrollTop - log.clientHeight <= FOLLOW_SLACK_PX;
     }
 
+    function scrollTo(top) {
+      log.scrollTop = top;
+      placedAt = log.scrollTop;
+    }
+
     function toBottom() {
-      log.scrollTop = log.scrollHeight;
+      scrollTo(log.scrollHeight);
       if (jump) {
         jump.hidden = true;
       }
+    }
+
+    // The event whole in the middle of the view, or its top at the view's top when it is
+    // taller than the view.
+    function showEvent(target) {
+      var box = target.getBoundingClientRect();
+      var top = box.top - log.getBoundingClientRect().top - log.clientTop + log.scrollTop;
+      var room = log.clientHeight - box.height;
+      scrollTo(room >= 2 * REVEAL_MARGIN_PX ? top - room / 2 : top - REVEAL_MARGIN_PX);
+    }
+
+    function revealEvent(target) {
+      follow = false;
+      anchor = target;
+      showEvent(target);
+    }
+
+    // Sending a message: the reader wants to see it and what comes back.
+    function followLatest() {
+      follow = true;
+      anchor = null;
+      toBottom();
+    }
+
+    // Rows that arrive after the first layout (the rewind actions, images, fonts, a
+    // folded header) change the heights above the end without any new event: while
+    // pinned, the view goes on to the end, and a permalink's event stays in view.
+    function keepPlace() {
+      if (anchor && log.contains(anchor)) {
+        showEvent(anchor);
+      } else if (follow) {
+        toBottom();
+      }
+    }
+
+    function watchSizes() {
+      if (!window.ResizeObserver || !window.MutationObserver) {
+        return;
+      }
+      var sizes = new ResizeObserver(keepPlace);
+      sizes.observe(log);
+      for (var i = 0; i < log.children.length; i++) {
+        sizes.observe(log.children[i]);
+      }
+      new MutationObserver(function (changes) {
+        changes.forEach(function (change) {
+          for (var j = 0; j < change.addedNodes.length; j++) {
+            if (change.addedNodes[j].nodeType === 1) {
+              sizes.observe(change.addedNodes[j]);
+            }
+          }
+        });
+      }).observe(log, { childList: true });
     }
 
     function afterNewContent() {
@@ -74,16 +140,18 @@
     }
 
     log.addEventListener("scroll", function () {
+      if (Math.abs(log.scrollTop - placedAt) < 2) {
+        return;
+      }
+      placedAt = -1;
+      anchor = null;
       follow = atBottom();
       if (follow && jump) {
         jump.hidden = true;
       }
     });
     if (jump) {
-      jump.addEventListener("click", function () {
-        follow = true;
-        toBottom();
-      });
+      jump.addEventListener("click", followLatest);
     }
 
     var items = A.transcriptItems(log);
@@ -138,18 +206,12 @@
       }
       if (msg.type === "text_delta") {
         evt.preventDefault();
-        // Following is decided when the frame's text goes in, not for every piece.
-        items.onDelta(msg.data, seq, {
-          before: function () {
-            follow = atBottom();
-          },
-          after: afterNewContent,
-        });
+        // The page follows once per frame of text, not for every piece.
+        items.onDelta(msg.data, seq, { after: afterNewContent });
         return;
       }
       // Whatever comes next goes after the text streamed so far.
       items.flushDeltas();
-      follow = atBottom();
       switch (msg.type) {
         case "assistant_message": {
           var mid = A.parseFragment(msg.data).querySelector("[data-mid]");
@@ -170,6 +232,14 @@
             afterNewContent();
           }
           return;
+        case "user_message":
+          // One that has to wait goes below the running turn (queue.js).
+          if (A.onQueuedMessage(msg.data)) {
+            evt.preventDefault();
+            updatePending();
+            return;
+          }
+          break;
         case "queued_sent":
         case "queued_dropped":
         case "queued_edited":
@@ -245,13 +315,20 @@
     var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
     if (target && log.contains(target)) {
       A.revealNested(target);
-      target.scrollIntoView({ block: "center" });
-      follow = atBottom();
+      revealEvent(target);
     } else {
       toBottom();
     }
+    watchSizes();
     updatePending();
+    A.revealEvent = revealEvent;
+    A.followLatest = followLatest;
   }
 
+  // Until the transcript has started, nothing to scroll.
+  A.revealEvent = function (target) {
+    target.scrollIntoView({ block: "start" });
+  };
+  A.followLatest = function () {};
   A.initTranscript = initTranscript;
 })();

@@ -92,7 +92,7 @@ async def test_prompt_survives_reload_and_allow_once_runs_the_tool(
     await expect(page.locator("#composer-hint")).to_be_visible()
     # A message sent now waits for the answer instead of ending the turn.
     await type_and_send(page, "and the docs")
-    queued = page.locator(".msg.user.queued")
+    queued = page.locator(".msg.user[data-queue]")
     await expect(queued.locator(".queue-label")).to_have_text("waits for your approval")
 
     await card.get_by_role("button", name=re.compile("^Allow once")).click()

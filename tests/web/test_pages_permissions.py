@@ -163,7 +163,7 @@ async def test_pending_card_shows_preview_and_queued_message(
     assert r.status_code == 200
     await wait_for_events(client, sid, count("turn_end", 2))
     page = soup_of(await client.get(f"/sessions/{sid}"))
-    message = page.select_one(".msg.user.queued")
+    message = page.select_one(".msg.user[data-queue]")
     assert message is not None and message["data-queue"] == "sent"
     assert message.select_one(".queue-label") is None
     assert page.select_one("#composer-hint").has_attr("hidden")  # type: ignore[union-attr]

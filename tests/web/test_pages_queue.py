@@ -44,8 +44,8 @@ def test_queue_events_settle_their_message_by_seq() -> None:
 
 def test_queue_events_without_a_seq_name_the_oldest_by_text() -> None:
     events = [queued(1, "a"), queued(2, "a"), ev(3, "queued_sent", text="a")]
-    folded = fold_events(events)
-    assert [e.get("queue_state") for e in folded[:2]] == ["sent", None]
+    folded = {e["seq"]: e.get("queue_state") for e in fold_events(events)}
+    assert (folded[1], folded[2]) == ("sent", None)
 
 
 def test_a_waiting_message_offers_edit_and_drop_and_says_why_it_waits() -> None:
@@ -77,8 +77,11 @@ def test_settled_messages_render_without_tools() -> None:
     events += [ev(4, "queued_sent", queued_seq=1, text="a2")]
     html = "".join(render_event(templates, e) for e in fold_events(events))
     soup = BeautifulSoup(html, "html.parser")
-    sent, dropped = soup.select(".msg.user")
+    # Each shows where it went or was dropped, in that order; one that went is no longer
+    # marked as queued.
+    dropped, sent = soup.select(".msg.user")
     assert sent["data-queue"] == "sent" and sent.select_one(".queue-label") is None
+    assert "queued" not in sent["class"] and "queued" in dropped["class"]
     assert words(sent.select_one(".bubble")) == "a2" and sent.select_one(".queue-edited")
     assert words(dropped.select_one(".queue-label")) == "dropped: not sent"
     assert soup.select(".queue-tools") == [] and soup.select("[data-queue-url]") == []
@@ -110,13 +113,17 @@ async def test_edit_and_drop_then_reload(
     r = await client.delete(f"/api/sessions/{sid}/queue/{seqs[1]}")
     assert r.status_code == 204
     page = BeautifulSoup((await client.get(f"/sessions/{sid}")).text, "html.parser")
-    first, second = page.select(".msg.user.queued")
+    # The dropped one shows in the transcript where it was dropped; the one still waiting
+    # below it, apart from the transcript.
+    second, first = page.select(".msg.user.queued")
     assert first["data-queue"] == "waiting" and words(first.select_one(".bubble")) == "second"
+    assert first.find_parent(id="queue-waiting") is not None
     assert second["data-queue"] == "dropped" and second.select_one(".queue-tools") is None
+    assert second.find_parent(id="transcript") is not None
 
     await wait_for_events(client, sid, count("turn_end", 2))
     page = BeautifulSoup((await client.get(f"/sessions/{sid}")).text, "html.parser")
-    first, second = page.select(".msg.user.queued")
+    second, first = page.select(".msg.user[data-queue]")
     assert first["data-queue"] == "sent" and first.select_one(".queue-tools") is None
     assert words(first.select_one(".bubble")) == "second"
     assert second["data-queue"] == "dropped"
