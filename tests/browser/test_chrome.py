@@ -127,6 +127,13 @@ async def test_desktop_header_is_one_row_with_every_control(
         await page.locator("h1.session-title").click()
         await expect(menu).to_be_hidden()
 
+        # The bypass confirmation opens under the mode picker, not as a second line.
+        await page.locator("#mode-select").select_option("bypassPermissions")
+        await expect(page.locator("#mode-confirm")).to_be_visible()
+        assert await height(head) <= DESKTOP_HEAD_PX
+        await page.locator("#mode-select").select_option("default")
+        await expect(page.locator("#mode-confirm")).to_be_hidden()
+
         # The pickers work in place.
         await page.locator("#mode-select").select_option("plan")
         await page.locator("#mode-form").get_by_role("button", name="Switch").click()
