@@ -161,12 +161,28 @@ async def test_phone_header_folds_to_title_and_status(
 
         await toggle.click()
         await expect(toggle).to_have_attribute("aria-expanded", "true")
-        for selector in ("#mode-select", "#model-select", "#session-menu-btn", "#session-cost"):
-            await expect(page.locator(selector)).to_be_visible()
+        switch = page.locator("#mode-form").get_by_role("button", name="Switch")
+        for control in (
+            page.locator("#mode-select"),
+            switch,
+            page.locator("#model-select"),
+            page.locator("#session-menu-btn"),
+            page.locator("#session-cost"),
+        ):
+            await expect(control).to_be_visible()
+            box = await control.bounding_box()
+            assert box is not None and box["x"] >= 0
+            assert box["x"] + box["width"] <= PHONE["width"], await control.evaluate(
+                "e => e.outerHTML.slice(0, 80)"
+            )
         await page.locator("#session-menu-btn").click()
         await expect(
             page.locator("#session-menu").get_by_text("Rename", exact=True)
         ).to_be_visible()
+        # The open menu is on the screen, not hanging off its left edge.
+        panel = await page.locator("#session-menu").bounding_box()
+        assert panel is not None and panel["x"] >= 0
+        assert panel["x"] + panel["width"] <= PHONE["width"]
         assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     finally:
         await context.close()
