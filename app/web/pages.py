@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -13,7 +14,7 @@ from sqlalchemy import select
 
 from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
-from app.errors import AppError
+from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
 from app.services import firstrun, lineage, store
 from app.services.claude_reader import is_session_id
@@ -37,8 +38,11 @@ PAGE_EVENTS = 300
 EARLIER_EVENTS = 150
 
 
+SIDEBAR_SESSIONS = 30
+
+
 def _base_context(request: Request, state: AppState) -> dict[str, Any]:
-    sessions, _ = store.list_sessions(state.engine, limit=30)
+    sessions, _ = store.list_sessions(state.engine, limit=SIDEBAR_SESSIONS)
     return {
         "request": request,
         "csrf_token": getattr(request.state, "csrf_token", ""),
@@ -48,6 +52,26 @@ def _base_context(request: Request, state: AppState) -> dict[str, Any]:
         ],
         "pending_total": state.manager.permissions.pending_count(),
     }
+
+
+@router.get("/badge", response_class=HTMLResponse)
+async def badge(
+    request: Request,
+    state: StateDep,
+    session: Annotated[str, Query(max_length=200)] = "",
+) -> HTMLResponse:
+    """The pending-approvals badge for the sidebar's poll, with the title and status of
+    the sidebar's sessions and of ``session`` (the one the page shows), so a page keeps
+    them current without a reload. An unknown ``session`` is simply left out."""
+    sessions, _ = store.list_sessions(state.engine, limit=SIDEBAR_SESSIONS)
+    if session and all(s.id != session for s in sessions):
+        with contextlib.suppress(NotFoundError):
+            sessions.append(store.get_session(state.engine, session))
+    context = {
+        "pending_total": state.manager.permissions.pending_count(),
+        "session_states": [{"id": s.id, "title": s.title, "status": s.status} for s in sessions],
+    }
+    return state.templates.TemplateResponse(request, "_badge.html", context)
 
 
 def _index(

@@ -1,4 +1,4 @@
-"""Pages for reviewing approvals: the audit log, the mode and model switches, the badge.
+"""Pages for reviewing approvals: the audit log, the mode and model switches.
 
 Everything here is a plain form or link (htmx only polls the badge), so each page also
 works as a bookmark and with the keyboard alone. A profile's rules are on its page
@@ -36,16 +36,6 @@ STATUSES = ("pending", "decided", "cancelled", "expired")
 # session page, and a long command would otherwise stretch every row.
 ASKED_CHARS = 120
 AUDIT_LIMIT = 500
-
-
-# -- badge -----------------------------------------------------------------------------
-
-
-@router.get("/badge", response_class=HTMLResponse)
-async def badge(request: Request, state: StateDep) -> HTMLResponse:
-    """The pending-approvals badge alone, for the sidebar's poll."""
-    context = {"pending_total": state.manager.permissions.pending_count()}
-    return state.templates.TemplateResponse(request, "_badge.html", context)
 
 
 # -- permission mode -------------------------------------------------------------------

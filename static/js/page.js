@@ -1,6 +1,7 @@
 // The page around the content: the sidebar and chat header folding on narrow screens,
-// copy buttons on code blocks, the approvals badge with the count in the tab title, and
-// the button that asks for desktop notifications.
+// the chat header's menu, copy buttons on code blocks, the approvals badge with the count
+// in the tab title (its poll also keeps titles and status dots in step), and the button
+// that asks for desktop notifications.
 (function () {
   "use strict";
 
@@ -9,12 +10,14 @@
   // ---- narrow screens: the sidebar folds into a menu behind a real button --------
 
   var NARROW = "(max-width: 720px)";
+  // The chat header keeps its one row down to a phone's width.
+  var PHONE = "(max-width: 480px)";
 
   // A panel that folds behind its button on narrow screens and is always open on wide
   // ones. The CSS hides the buttons and folds panels only when <html> has the "js"
   // class, so without this script everything simply stays open.
-  function foldOnNarrow(toggle, panel, startOpen) {
-    var narrow = window.matchMedia(NARROW);
+  function foldOnNarrow(toggle, panel, startOpen, query) {
+    var narrow = window.matchMedia(query || NARROW);
     function setOpen(open) {
       toggle.setAttribute("aria-expanded", open ? "true" : "false");
       panel.classList.toggle("is-closed", !open);
@@ -51,8 +54,43 @@
     var headToggle = document.getElementById("head-toggle");
     var more = document.getElementById("head-more");
     if (headToggle && more) {
-      foldOnNarrow(headToggle, more, !!more.querySelector("[role=alert]:not([hidden]), details[open]"));
+      foldOnNarrow(headToggle, more, !!more.querySelector(PROBLEM), PHONE);
     }
+    initHeadMenu();
+  }
+
+  // A form that came back with a problem to fix starts open.
+  var PROBLEM = "[role=alert]:not([hidden]), details[open]";
+
+  // The header's menu (rename, export, fork, delete): a button with aria-expanded that
+  // drops the panel down; Escape or a click elsewhere closes it.
+  function initHeadMenu() {
+    var button = document.getElementById("session-menu-btn");
+    var panel = document.getElementById("session-menu");
+    if (!button || !panel) {
+      return;
+    }
+    function setOpen(open) {
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+      panel.classList.toggle("is-closed", !open);
+    }
+    setOpen(!!panel.querySelector(PROBLEM));
+    button.addEventListener("click", function () {
+      setOpen(button.getAttribute("aria-expanded") !== "true");
+    });
+    button.parentNode.addEventListener("keydown", function (evt) {
+      if (evt.key === "Escape" && button.getAttribute("aria-expanded") === "true") {
+        evt.preventDefault();
+        evt.stopPropagation();
+        setOpen(false);
+        button.focus();
+      }
+    });
+    document.addEventListener("click", function (evt) {
+      if (!button.parentNode.contains(evt.target)) {
+        setOpen(false);
+      }
+    });
   }
 
   // ---- copy buttons on code blocks ----------------------------------------------
@@ -130,6 +168,57 @@
     return grew;
   }
 
+  // ---- titles and status dots, from the badge poll ----------------------------------
+
+  function showStatus(el, status, label) {
+    if (el.classList.contains("dot")) {
+      el.className = "dot dot-" + status;
+      el.title = label;
+      var said = el.querySelector(".visually-hidden");
+      if (said) {
+        said.textContent = label;
+      }
+      return;
+    }
+    var badge = el.classList.contains("status") ? el : el.querySelector(".status");
+    if (badge && badge.getAttribute("data-status") !== status) {
+      badge.className = "status status-" + status;
+      badge.setAttribute("data-status", status);
+      badge.textContent = label;
+    }
+  }
+
+  // The poll's answer names the sessions this page shows with their titles and statuses;
+  // every element marked data-title-of / data-status-of follows them.
+  function applyStates(slot) {
+    var states = slot.querySelectorAll("[data-session-state]");
+    for (var i = 0; i < states.length; i++) {
+      var sid = states[i].getAttribute("data-sid");
+      var title = states[i].getAttribute("data-title");
+      var status = states[i].getAttribute("data-status");
+      var label = states[i].getAttribute("data-label");
+      var titled = document.querySelectorAll('[data-title-of="' + CSS.escape(sid) + '"]');
+      for (var t = 0; t < titled.length; t++) {
+        if (titled[t].textContent !== title) {
+          titled[t].textContent = title;
+          if (titled[t].tagName === "H1") {
+            titled[t].title = title;
+            A.baseTitle = title + " · " + appName();
+          }
+        }
+      }
+      var marked = document.querySelectorAll('[data-status-of="' + CSS.escape(sid) + '"]');
+      for (var m = 0; m < marked.length; m++) {
+        showStatus(marked[m], status, label);
+      }
+    }
+  }
+
+  function appName() {
+    var brand = document.querySelector(".brand-name");
+    return brand ? brand.textContent.trim() : "Angelia";
+  }
+
   function initBadge() {
     showBadgeCount(readBadge());
     document.body.addEventListener("htmx:afterSwap", function (evt) {
@@ -137,6 +226,7 @@
       if (!slot || evt.detail.target !== slot) {
         return;
       }
+      applyStates(slot);
       var count = readBadge();
       var grew = showBadgeCount(count);
       // The session page notifies from the request itself, with its details.

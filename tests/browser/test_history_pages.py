@@ -138,12 +138,15 @@ async def test_rename_and_delete_from_the_session_page(
     page = browsing.page
     await browsing.sign_in(f"/sessions/{sid}")
 
+    # Rename and delete live in the header's menu.
+    await page.get_by_role("button", name="Session actions").click()
     await page.get_by_text("Rename", exact=True).click()
     await page.get_by_label("New title").fill("New name")
     await page.get_by_role("button", name="Save").click()
     await expect(page.locator("h1.session-title")).to_have_text("New name")
     await expect(page).to_have_title("New name · Angelia")
 
+    await page.get_by_role("button", name="Session actions").click()
     await page.get_by_text("Delete…", exact=True).click()
     await page.get_by_role("button", name="Delete for good").click()
     await expect(page).to_have_url(f"{browsing.server.url}/sessions")

@@ -158,11 +158,11 @@ async def test_sessions_page_groups_by_day_and_pages_by_cursor(
     assert page.select_one("nav a[href='/sessions'][aria-current='page']") is not None
 
     live = page.select_one("li[data-sid=s00000]")
-    assert live is not None and live.select_one(".dot-live") is not None
+    assert live is not None and live.select_one(".status-live") is not None
     assert live.select_one(".history-pending") is None
     assert "$0.25" in live.get_text()
     waiting = page.select_one("li[data-sid=s00001]")
-    assert waiting is not None and waiting.select_one(".dot-live") is None
+    assert waiting is not None and waiting.select_one(".status-live") is None
     assert texts(waiting, ".history-pending") == ["2 waiting for approval"]
     assert waiting.select_one("a.history-title")["href"] == "/sessions/s00001"  # type: ignore[index]
     meta = " ".join(waiting.select_one(".history-meta").get_text(" ").split())  # type: ignore[union-attr]
