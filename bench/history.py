@@ -183,8 +183,9 @@ def serving(data_dir: Path, log_path: Path, claude_config: Path) -> Iterator[str
     env.pop("ANGELIA_DATA_DIR", None)
     with open(log_path, "wb") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
-            + ["--data-dir", str(data_dir), "--no-browser"],
+            # 127.0.0.1 explicitly: by default the server picks an address of its own.
+            [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1"]
+            + ["--port", str(port), "--data-dir", str(data_dir), "--no-browser"],
             cwd=REPO,
             env=env,
             stdout=log,

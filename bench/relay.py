@@ -218,8 +218,9 @@ class Server:
         self.log = open(self.log_path, "wb")  # noqa: SIM115
         prefix = ["-m", "cProfile", "-o", str(profile)] if profile else []
         self.proc = subprocess.Popen(
-            [sys.executable, *prefix, "-m", "app.cli", "serve", "--port", str(port)]
-            + ["--data-dir", str(data_dir), "--no-browser"],
+            # 127.0.0.1 explicitly: by default the server picks an address of its own.
+            [sys.executable, *prefix, "-m", "app.cli", "serve", "--host", "127.0.0.1"]
+            + ["--port", str(port), "--data-dir", str(data_dir), "--no-browser"],
             cwd=app_dir,
             env=env,
             stdout=self.log,
