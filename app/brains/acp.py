@@ -19,22 +19,8 @@ import contextlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from acp import RequestError
-from acp.schema import AllowedOutcome, RequestPermissionResponse, ToolCallUpdate
-from acp.schema import PermissionOption as AcpPermissionOption
-
-from app.brains.acp_client import (
-    CANCELLED,
-    AcpClient,
-    OpenQuestions,
-    ProcessTransport,
-    app_options,
-)
-from app.brains.acp_session import ASKING_MODE, RESOURCE_NOT_FOUND, AcpSession
-from app.brains.acp_turns import AgentInfo, TurnRunner
-from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper
 from app.brains.base import (
     Brain,
     BrainConfig,
@@ -54,6 +40,13 @@ from app.brains.events import (
 from app.errors import AppError, BrainStartError, ValidationFailed
 from app.errors import BrainError as BrainFailure
 from app.transport import AgentProcess, build_env, describe_exit
+
+if TYPE_CHECKING:
+    from acp.schema import PermissionOption as AcpPermissionOption
+    from acp.schema import RequestPermissionResponse, ToolCallUpdate
+
+    from app.brains.acp_client import ProcessTransport
+    from app.brains.acp_updates import ConfigOption, SessionUpdate
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +108,13 @@ class AcpBrain(Brain):
     cancel_timeout: float = 10.0
 
     def __init__(self, config: BrainConfig) -> None:
+        # The SDK and its generated models load here, not at import: listing the backends
+        # (``angelia doctor``, the backends page) needs only the class attributes.
+        from app.brains.acp_client import AcpClient, OpenQuestions
+        from app.brains.acp_session import AcpSession
+        from app.brains.acp_turns import AgentInfo, TurnRunner
+        from app.brains.acp_updates import UpdateMapper
+
         super().__init__(config)
         self._process = AgentProcess(name=self.label, install_hint=self.install_hint)
         cwd = os.path.abspath(config.cwd)
@@ -197,6 +197,8 @@ class AcpBrain(Brain):
         self._started = True
         env = build_env(os.environ, {**self.catalog_env, **self.config.env})
         await self._process.start(self.build_argv(), cwd=self._session.cwd, env=env)
+        from app.brains.acp_client import ProcessTransport
+
         self._transport = ProcessTransport(self._process)
         self._session.connect(self._client, self._transport)
         self._watcher = asyncio.create_task(self._watch())
@@ -268,6 +270,8 @@ class AcpBrain(Brain):
                 )
             self._mode = mode
             return
+        from app.brains.acp_session import ASKING_MODE
+
         target = ASKING_MODE if self._kept_by_app(mode) else self.mode_map.get(mode, mode)
         modes = self.available_modes
         if target not in modes:
@@ -278,6 +282,8 @@ class AcpBrain(Brain):
 
     def _kept_by_app(self, mode: str) -> bool:
         """``mode`` is one the agent lacks and the app keeps by answering in its asking mode."""
+        from app.brains.acp_session import ASKING_MODE
+
         modes = self.available_modes
         native = self.mode_map.get(mode, mode) in modes
         return mode in APP_KEPT_MODES and not native and ASKING_MODE in modes
@@ -299,6 +305,10 @@ class AcpBrain(Brain):
     async def on_permission_request(
         self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]
     ) -> RequestPermissionResponse:
+        from acp import RequestError
+
+        from app.brains.acp_client import CANCELLED, app_options
+
         if session_id != self._session.session_id:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown"})
         if self._turns.cancel_requested or self._session.loading or self._stopping:
@@ -337,6 +347,10 @@ class AcpBrain(Brain):
     # -- start-up failures and exit ---------------------------------------------------------
     def _start_failure(self, exc: BaseException) -> str | None:
         """The user's message for an exception during start-up (None: re-raise it)."""
+        from acp import RequestError
+
+        from app.brains.acp_session import RESOURCE_NOT_FOUND
+
         if isinstance(exc, AppError):
             return exc.message
         if isinstance(exc, TimeoutError):
@@ -394,6 +408,8 @@ class AcpBrain(Brain):
 
 def _allows(response: RequestPermissionResponse, options: Sequence[AcpPermissionOption]) -> bool:
     """Whether an answer to ``session/request_permission`` lets the tool run."""
+    from acp.schema import AllowedOutcome
+
     outcome = response.outcome
     if not isinstance(outcome, AllowedOutcome):
         return False

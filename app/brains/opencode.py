@@ -24,15 +24,16 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
-
-from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate
+from typing import TYPE_CHECKING, Any
 
 from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.errors import BrainStartError
+
+if TYPE_CHECKING:
+    from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate
 
 __all__ = ["CONFIG_VARIABLE", "OpenCodeBrain", "angelia_config"]
 

@@ -35,27 +35,23 @@ from collections.abc import Sequence
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from acp.schema import (
-    ContentToolCallContent,
-    CurrentModeUpdate,
-    McpServerStdio,
-    RequestPermissionResponse,
-    TerminalToolCallContent,
-    TextContentBlock,
-    ToolCallProgress,
-    ToolCallStart,
-    ToolCallUpdate,
-)
-from acp.schema import PermissionOption as AcpPermissionOption
+from typing import TYPE_CHECKING, Any
 
 from app.brains import register
 from app.brains.acp import APP_KEPT_MODES, AcpBrain
-from app.brains.acp_client import acp_mcp_servers
-from app.brains.acp_updates import SessionUpdate
 from app.brains.base import BrainFacts, Capability
 from app.transport import build_env
+
+if TYPE_CHECKING:
+    from acp.schema import PermissionOption as AcpPermissionOption
+    from acp.schema import (
+        RequestPermissionResponse,
+        ToolCallProgress,
+        ToolCallStart,
+        ToolCallUpdate,
+    )
+
+    from app.brains.acp_updates import SessionUpdate
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +168,9 @@ class PiBrain(AcpBrain):
         super()._close_events()
 
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
+        # Imported here so that listing the backends does not load the SDK (see acp.py).
+        from acp.schema import CurrentModeUpdate, ToolCallProgress, ToolCallStart
+
         if isinstance(update, CurrentModeUpdate):
             # pi-acp's modes are thinking levels, sent after every model or config switch;
             # taken as a permission mode they would replace the session's ("off").
@@ -184,6 +183,8 @@ class PiBrain(AcpBrain):
         self, update: ToolCallStart | ToolCallProgress
     ) -> ToolCallStart | ToolCallProgress:
         """The update with its terminal's output as text content instead of the terminal."""
+        from acp.schema import ContentToolCallContent, TerminalToolCallContent, TextContentBlock
+
         call_id = update.tool_call_id
         meta = update.field_meta if isinstance(update.field_meta, dict) else {}
         output = meta.get("terminal_output")
@@ -203,6 +204,8 @@ class PiBrain(AcpBrain):
     async def on_permission_request(
         self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]
     ) -> RequestPermissionResponse:
+        from acp.schema import ToolCallUpdate
+
         question = gate_question(tool_call)
         if question is not None:
             tool_name = str(question.get("toolName") or "tool")
@@ -223,6 +226,10 @@ class PiBrain(AcpBrain):
         Raises:
             BrainStartError: A server is malformed or not a stdio one.
         """
+        from acp.schema import McpServerStdio
+
+        from app.brains.acp_client import acp_mcp_servers
+
         path = build_env(os.environ, self.config.env).get("PATH")
         servers = {
             server.name: {

@@ -1,5 +1,5 @@
-"""``angelia --help`` and ``angelia doctor`` start without the web stack (its import is
-most of their start-up time; bench/startup.py has the figures)."""
+"""``angelia --help`` and ``angelia doctor`` start without the web stack and without the
+ACP SDK (their imports are most of the start-up time; bench/startup.py has the figures)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import pytest
 from tests.security._support import REPO
 
 WEB_STACK = ("fastapi", "starlette", "uvicorn", "sqlalchemy", "sqlmodel", "alembic")
+# The SDK's generated pydantic models: listing the backends needs only their class facts.
+ACP_SDK = ("acp", "acp.schema", "acp.client.connection")
 
 
 def imported(args: list[str], tmp_path: Path) -> set[str]:
@@ -29,3 +31,11 @@ def test_the_command_starts_without_the_web_stack(args: list[str], tmp_path: Pat
     modules = imported(args, tmp_path)
     assert "app" in modules
     assert [m for m in WEB_STACK if m in modules] == []
+
+
+@pytest.mark.parametrize("args", [["doctor"], ["doctor", "--json"]])
+def test_doctor_lists_the_acp_backends_without_the_acp_sdk(args: list[str], tmp_path: Path) -> None:
+    modules = imported(args, tmp_path)
+    # The ACP backends are still listed (their brain modules load), the SDK is not.
+    assert {"app.brains.acp", "app.brains.opencode", "app.brains.pi"} <= modules
+    assert [m for m in ACP_SDK if m in modules] == []
