@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -94,6 +96,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         manager.start_background()
+        # The ACP SDK takes ~0.35 s to import; ACP brains load it lazily (so `angelia
+        # doctor` stays fast), and importing it here, in a thread, keeps that off the
+        # event loop when the first ACP session starts.
+        asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "acp")
         try:
             yield
         finally:
