@@ -21,6 +21,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession, Event, Profile, utcnow
 from app.errors import ValidationFailed
+from app.folders import MAX_CHARS
 from app.services.claude_reader import JsonDict, RawLine, Transcript, TranscriptReader
 from app.services.claude_transcripts import EventBuilder, conversation, parse_time, title_for
 from app.services.eventlog import EventLog
@@ -70,7 +71,7 @@ def default_projects_dir(settings: Settings) -> Path:
 
 
 # Linux's PATH_MAX: no longer path can be opened anyway.
-MAX_PATH_CHARS = 4096
+MAX_PATH_CHARS = MAX_CHARS  # PATH_MAX, as for a profile's folder
 
 
 def find_transcripts(path: Path) -> list[Path]:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import errno
 import os
 
+from app.folders import KERNEL_FOLDERS, MAX_CHARS
 from app.web.profile_files import Listing, list_dirs
 
-# Linux's PATH_MAX: no longer path can be opened anyway.
-MAX_PATH_CHARS = 4096
-PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+# The same limits a profile's folder has (PATH_MAX; the kernel's own file systems).
+MAX_PATH_CHARS = MAX_CHARS
+PSEUDO_ROOTS = KERNEL_FOLDERS
 # As many links as the kernel follows in one path.
 MAX_LINK_HOPS = 40
 
