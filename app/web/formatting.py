@@ -53,6 +53,14 @@ STATUS_LABELS: dict[str, str] = {
     "failed": "failed",
     "interrupted": "interrupted",
 }
+
+
+def shown_status(status: str, live: bool) -> str:
+    """The status a sessions list shows: a running backend reads as "live" unless the
+    stored status says what it is busy with."""
+    return "live" if live and status not in ("working", "waiting") else status
+
+
 # What the tool-call line says for each state (the mark itself is drawn by CSS). A call
 # whose turn ended without a result was stopped: the user sees it as cancelled.
 TOOL_STATE_LABELS: dict[str, str] = {

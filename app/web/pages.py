@@ -20,7 +20,7 @@ from app.services import firstrun, lineage, store
 from app.services.claude_reader import is_session_id
 from app.services.eventlog import EVENT_TABLE, EventDict
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
-from app.web.formatting import command_names, day_label
+from app.web.formatting import command_names, day_label, shown_status
 from app.web.lookups import subagent_of
 from app.web.pages_terminal import follow_state, refuse_if_followed
 from app.web.streaming import replay_then_follow
@@ -67,9 +67,21 @@ async def badge(
     if session and all(s.id != session for s in sessions):
         with contextlib.suppress(NotFoundError):
             sessions.append(store.get_session(state.engine, session))
+    pending = state.manager.permissions.pending_by_session([s.id for s in sessions])
     context = {
         "pending_total": state.manager.permissions.pending_count(),
-        "session_states": [{"id": s.id, "title": s.title, "status": s.status} for s in sessions],
+        "session_states": [
+            {
+                "id": s.id,
+                "title": s.title,
+                "status": s.status,
+                "pending": pending.get(s.id, 0),
+                "shown": shown_status(
+                    s.status, state.manager.is_live(s.id) or state.follower.is_following(s.id)
+                ),
+            }
+            for s in sessions
+        ],
     }
     return state.templates.TemplateResponse(request, "_badge.html", context)
 

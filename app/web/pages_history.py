@@ -27,7 +27,7 @@ from app.services.importer import ClaudeImportReport
 from app.services.usage import check_day
 from app.web.bodylimits import load_json
 from app.web.deps import AppState, StateDep
-from app.web.formatting import STATUS_LABELS, day_name
+from app.web.formatting import STATUS_LABELS, day_name, shown_status
 from app.web.markdown import clean_text
 from app.web.pages import _base_context
 from app.web.pages_terminal import open_transcript
@@ -191,7 +191,9 @@ def _row(
         "turns": chat.turns,
         "cost_usd": chat.cost_usd,
         "status": chat.status,
-        "live": state.manager.is_live(chat.id) or state.follower.is_following(chat.id),
+        "shown": shown_status(
+            chat.status, state.manager.is_live(chat.id) or state.follower.is_following(chat.id)
+        ),
         "pending": pending.get(chat.id, 0),
         "day": _local(chat.updated_at).date(),
     }

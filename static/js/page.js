@@ -203,7 +203,8 @@
           titled[t].textContent = title;
           if (titled[t].tagName === "H1") {
             titled[t].title = title;
-            A.baseTitle = title + " · " + appName();
+            var prefix = titled[t].getAttribute("data-tab-prefix") || "";
+            A.baseTitle = prefix + title + " · " + appName();
           }
         }
       }
@@ -211,7 +212,36 @@
       for (var m = 0; m < marked.length; m++) {
         showStatus(marked[m], status, label);
       }
+      var rows = document.querySelectorAll('[data-row-of="' + CSS.escape(sid) + '"]');
+      for (var r = 0; r < rows.length; r++) {
+        showRowStatus(rows[r], states[i]);
+      }
     }
+  }
+
+  // A sessions list row: the count of waiting approvals, or the status as lists show it.
+  function showRowStatus(cell, state) {
+    var pending = state.getAttribute("data-pending") || "0";
+    var shown = state.getAttribute("data-shown") || state.getAttribute("data-status");
+    if (cell.getAttribute("data-pending") === pending && cell.getAttribute("data-shown") === shown) {
+      return;
+    }
+    cell.setAttribute("data-pending", pending);
+    cell.setAttribute("data-shown", shown);
+    var shownAs = document.createElement("span");
+    if (pending !== "0") {
+      shownAs.className = "history-pending";
+      var dot = document.createElement("span");
+      dot.className = "dot dot-waiting";
+      dot.setAttribute("aria-hidden", "true");
+      shownAs.appendChild(dot);
+      shownAs.appendChild(document.createTextNode(pending + " waiting for approval"));
+    } else {
+      shownAs.className = "status status-" + shown;
+      shownAs.setAttribute("data-status", shown);
+      shownAs.textContent = state.getAttribute("data-shown-label") || shown;
+    }
+    cell.replaceChildren(shownAs);
   }
 
   function appName() {

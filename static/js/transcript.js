@@ -153,6 +153,22 @@
     if (jump) {
       jump.addEventListener("click", followLatest);
     }
+    // The header's count goes to the card that Enter and Escape answer, ready for a key.
+    var pendingNote = document.getElementById("pending-note");
+    if (pendingNote) {
+      pendingNote.addEventListener("click", function (evt) {
+        var card = log.querySelector(".perm.is-next");
+        if (!card) {
+          return;
+        }
+        evt.preventDefault();
+        revealEvent(card);
+        var first = card.querySelector("button, input, textarea, select");
+        if (first) {
+          first.focus({ preventScroll: true });
+        }
+      });
+    }
 
     var items = A.transcriptItems(log);
     // What these kinds do to the page besides being appended as they arrive.

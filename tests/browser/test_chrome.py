@@ -56,6 +56,16 @@ async def height(locator: Locator) -> float:
     return float(box["height"])
 
 
+async def allow_and_finish(client: httpx.AsyncClient, sid: str) -> None:
+    """Allow the one waiting request through the API and wait for the turn to end."""
+    pending = (await client.get("/api/permissions", params={"status": "pending"})).json()
+    r = await client.post(
+        f"/api/permissions/{pending[0]['id']}/decision", json={"decision": "allow_once"}
+    )
+    assert r.status_code == 200
+    await wait_for_events(client, sid, count("turn_end", 1))
+
+
 def sidebar_entry(page: Page, sid: str) -> Locator:
     return page.locator(f"nav.sidebar a[href='/sessions/{sid}']")
 
@@ -210,12 +220,7 @@ async def test_title_dots_and_badge_follow_the_session(
     await expect(page).to_have_title("(1) run touch · Angelia", timeout=LIVE)
 
     # Answered through the API, the turn ends: nothing is waiting any more.
-    pending = (await client.get("/api/permissions", params={"status": "pending"})).json()
-    r = await client.post(
-        f"/api/permissions/{pending[0]['id']}/decision", json={"decision": "allow_once"}
-    )
-    assert r.status_code == 200
-    await wait_for_events(client, sid, count("turn_end", 1))
+    await allow_and_finish(client, sid)
     await expect(entry.locator(".dot")).to_have_class("dot dot-live", timeout=LIVE)
     await expect(page.locator("#session-status .status")).to_have_attribute(
         "data-status", "live", timeout=LIVE
@@ -268,3 +273,32 @@ async def test_a_restart_turns_a_live_dot_into_interrupted(
         for server in (first, second):
             if server is not None and server.proc is not None and server.proc.poll() is None:
                 server.stop()
+
+
+async def test_history_row_and_changes_heading_follow_the_session(
+    browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    """Pages that only show a session keep up too: its History row trades the count of
+    waiting approvals for the status once they are answered, and the Changes tab's heading
+    and tab title take the session's new name."""
+    write_scenario(fake_claude["scenario"], [[bash("touch x"), {"text": "done"}]])
+    sid = await make_session(client, project_dir, fake_claude)
+    history = browsing.page
+    await browsing.sign_in("/sessions")
+    changes = await history.context.new_page()
+    await changes.goto(f"{browsing.server.url}/sessions/{sid}/changes")
+    heading = changes.locator("h1.session-title")
+    await expect(heading).to_have_text("Untitled session")
+    row = history.locator(f".history-status[data-row-of='{sid}']")
+
+    await send(client, sid, "run touch")
+    await expect(row).to_have_text("1 waiting for approval", timeout=LIVE)
+    await expect(row.locator(".dot")).to_have_class("dot dot-waiting")
+    await expect(heading).to_have_text("run touch", timeout=LIVE)
+    await expect(changes).to_have_title("(1) Changes · run touch · Angelia", timeout=LIVE)
+
+    await allow_and_finish(client, sid)
+    await expect(row.locator(".status")).to_have_attribute("data-status", "live", timeout=LIVE)
+    await expect(row).to_have_text("live")
+    await expect(changes).to_have_title("Changes · run touch · Angelia", timeout=LIVE)
+    assert browsing.log.page_errors == []

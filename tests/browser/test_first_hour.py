@@ -15,7 +15,14 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.browser.test_approvals import bash, pending_card, type_and_send
-from tests.browser.test_chrome import LIVE, open_at, sidebar_entry
+from tests.browser.test_chrome import (
+    DESKTOP_HEAD_PX,
+    LIVE,
+    PHONE_HEAD_PX,
+    height,
+    open_at,
+    sidebar_entry,
+)
 from tests.browser.test_scroll import LAST_EVENT, PLACE_JS, VIEWPORTS, assert_fully_in_view
 from tests.conftest import write_scenario
 from tests.faults._support import ServerProcess, fake_starts
@@ -26,18 +33,7 @@ pytestmark = pytest.mark.browser
 FIRST = "run the checks"
 SECOND = "and then the docs"
 THIRD = "one more after the restart"
-
-
-def assert_shown(where: dict[str, Any]) -> None:
-    """Fully in view, or, for an event taller than the view (an approval card on a
-    phone), filling it down to its end, where the card's buttons are."""
-    if where["height"] <= where["viewBottom"] - where["viewTop"] + 1:
-        assert_fully_in_view(where)
-        return
-    assert where["top"] <= where["viewTop"] + 1, where
-    assert where["viewTop"] <= where["bottom"] <= where["viewBottom"] + 1, where
-    assert where["bottom"] <= where["windowBottom"] + 1, where
-    assert where["covered"] == [], where
+HEAD_PX = {"desktop": DESKTOP_HEAD_PX, "phone": PHONE_HEAD_PX}
 
 
 async def assert_newest_in_view(page: Page) -> None:
@@ -47,11 +43,11 @@ async def assert_newest_in_view(page: Page) -> None:
     for _ in range(LIVE // 100):
         where = await page.locator(LAST_EVENT).last.evaluate(PLACE_JS)
         try:
-            assert_shown(where)
+            assert_fully_in_view(where)
             return
         except AssertionError:
             await asyncio.sleep(0.1)
-    assert_shown(where)
+    assert_fully_in_view(where)
 
 
 async def assert_chrome(page: Page, sid: str, title: str, status: re.Pattern[str] | str) -> None:
@@ -116,6 +112,17 @@ async def test_the_first_hour(
         await expect(badge).to_have_attribute("data-count", "1", timeout=LIVE)
         await expect(page).to_have_title(f"(1) {FIRST} · Angelia", timeout=LIVE)
         await assert_newest_in_view(page)
+        # The count of waiting requests sits in the header's one row, and takes the
+        # reader back to the card from wherever they scrolled.
+        assert await height(page.locator("#session-head")) <= HEAD_PX[viewport]
+        bar = page.locator("#session-head .head-bar")
+        assert await bar.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), "bar overflows"
+        to_answer = page.locator("#pending-note")
+        await expect(to_answer).to_have_text("1 to answer")
+        await page.locator("#transcript").evaluate("log => { log.scrollTop = 0; }")
+        await to_answer.click()
+        assert_fully_in_view(await card.evaluate(PLACE_JS))
+        await expect(card.get_by_role("button", name=re.compile("^Allow once"))).to_be_focused()
 
         # Typed while the card waits, the message is held below the turn.
         await type_and_send(page, SECOND)
