@@ -143,11 +143,13 @@ def _copy_ignored(
         reason = _unsafe_relative(rel)
         if reason:
             skipped.append((rel, reason))
+        elif _through_link(top, PurePosixPath(rel).parent):
+            skipped.append((rel, "it is inside a folder that is a link"))
         elif not os.path.lexists(top / rel):
             skipped.append((rel, "not there"))
         else:
             wanted.append(rel)
-    ignored = _ignored(dest, wanted)
+    ignored = _ignored(top, wanted)
     real_top = os.path.realpath(top)
     git_dir = os.path.realpath(common_dir(top))
     for rel in wanted:
@@ -189,6 +191,15 @@ def _unsafe_relative(rel: str) -> str:
 
 def _below(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _through_link(top: Path, folder: PurePosixPath) -> bool:
+    here = top
+    for part in folder.parts:
+        here = here / part
+        if here.is_symlink():
+            return True
+    return False
 
 
 def _mkdirs_inside(dest: Path, folder: PurePosixPath) -> bool:

@@ -114,9 +114,7 @@ def test_squash_into_a_branch_checked_out_nowhere(repo: Path, root: Path) -> Non
 
     assert result.checkout is None
     assert git(repo, "rev-parse", "release").strip() == result.commit
-    assert git(repo, "rev-list", "--parents", "-n1", result.commit).split()[1:] == [
-        wt.base_commit
-    ]
+    assert git(repo, "rev-list", "--parents", "-n1", result.commit).split()[1:] == [wt.base_commit]
     message = git(repo, "log", "-1", "--format=%B", result.commit)
     assert "* fix 0\n* fix 1\n* fix 2" in message
     assert git(repo, "rev-parse", "main") == main_before
