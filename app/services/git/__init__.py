@@ -7,7 +7,8 @@ them from a worker thread.
 
 - ``repo``: running git, finding the repository, its branch and HEAD.
 - ``worktrees``: making and removing a session's worktree.
-- ``changes``: what changed since a commit or a snapshot, as git sees the files.
+- ``changes``: what changed since a commit or a snapshot, as git sees the files
+  (``scratch`` keeps the private index copies it reads them through).
 - ``merge``: committing in a worktree, merging its branch into its base.
 - ``inventory``: every worktree under the app's folder, its state and size.
 """

@@ -3,8 +3,10 @@
 Everything is seen, whoever did it (an edit tool, ``sed -i``, ``rm``, ``mv``, a commit):
 the working tree as it is now is written into a **temporary index** (``GIT_INDEX_FILE``
 pointing at a scratch copy of the real one, so git reuses its stat cache instead of
-hashing every file), ``git add -A`` brings it up to date, ``git write-tree`` turns it
-into a tree, and ``git diff-tree`` compares that with the base. The real index, HEAD, the
+hashing every file; see ``scratch``), ``git add -A`` brings it up to date, ``git
+write-tree`` turns it into a tree, and one ``git diff-tree -M --raw --patch`` compares
+that with the base (lines added and removed are counted from the patch: asking git for
+``--numstat`` as well would make it diff every file twice). The real index, HEAD, the
 refs, the stashes and the files stay exactly as they were; the only trace is unreferenced
 objects in the object store, which git's own garbage collection removes.
 
@@ -15,14 +17,13 @@ session's changes are then the diff from that tree, without a commit or a stash.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from app.errors import ValidationFailed
 from app.services.git.repo import GitError, repo_root, run, text
+from app.services.git.scratch import scratch_index
 
 __all__ = ["MAX_DIFF_BYTES", "MAX_LINE_DIFF_BYTES", "FileChange", "diff", "snapshot"]
 
@@ -37,6 +38,10 @@ MAX_TOTAL_DIFF_BYTES = 16 * 1024 * 1024
 MAX_LINE_DIFF_BYTES = 8 * 1024 * 1024
 DIFF_TIMEOUT_S = 120.0
 PATCH_START = re.compile(rb"^diff --git ", re.M)
+# For ``git add`` into a scratch index: a split index would make git write shared-index
+# files into the user's .git; the untracked cache (kept in the scratch index, nowhere
+# else) lets the next read skip folders whose contents did not change.
+SCRATCH_CONFIG = ("-c", "core.splitIndex=false", "-c", "core.untrackedCache=true")
 
 
 @dataclass(frozen=True)
@@ -89,16 +94,10 @@ def _tree_now(top: Path) -> str:
         cwd=top,
         what=f"finding the index of {top}",
     )
-    real_index = Path(text(index_path.stdout).rstrip("\n"))
-    with tempfile.TemporaryDirectory(prefix="angelia-index-") as scratch:
-        index = Path(scratch) / "index"
-        if real_index.is_file():
-            # copy2 keeps the index's mtime, which git's racy-timestamp check relies on.
-            shutil.copy2(real_index, index)
+    with scratch_index(Path(text(index_path.stdout).rstrip("\n"))) as index:
         env = {"GIT_INDEX_FILE": str(index)}
-        # A split index would make git write shared-index files into the user's .git.
         run(
-            ["-c", "core.splitIndex=false", "add", "--all", "--ignore-errors"],
+            [*SCRATCH_CONFIG, "add", "--all", "--ignore-errors"],
             cwd=top,
             env=env,
             what=f"reading the working tree of {top}",
@@ -108,14 +107,11 @@ def _tree_now(top: Path) -> str:
     return text(tree.stdout).strip()
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Entry:
     path: bytes
     old_path: bytes | None
-    kind: str
-    additions: int = 0
-    deletions: int = 0
-    binary: bool = False
+    kind: str  # git's status letter: A, D, M, T, R…
 
 
 def _diff_trees(
@@ -130,7 +126,6 @@ def _diff_trees(
             "-M",
             "-z",
             "--raw",
-            "--numstat",
             "--patch",
             "--no-color",
             "--no-ext-diff",
@@ -142,33 +137,48 @@ def _diff_trees(
         what=f"comparing {top} with {base}",
         timeout=DIFF_TIMEOUT_S,
     ).stdout
-    entries, patch = _parse_summary(out)
-    chunks = [m.start() for m in PATCH_START.finditer(patch)] + [len(patch)]
-    patches = [patch[a:b] for a, b in zip(chunks, chunks[1:], strict=False)]
+    entries, patch = _parse_raw(out)
+    starts = [m.start() for m in PATCH_START.finditer(patch)] + [len(patch)]
+    patches = [patch[a:b] for a, b in zip(starts, starts[1:], strict=False)]
     changes: list[FileChange] = []
     spent = 0
     at = 0
     for entry in entries:
         # A type change (file to link) is shown as a deletion and a creation: two patches.
         take = 2 if entry.kind == "T" else 1
-        raw = b"".join(patches[at : at + take])
+        parts = patches[at : at + take]
         at += take
-        room = max(0, min(max_file_bytes, max_total_bytes - spent))
-        shown, cut = _cap(raw, room)
+        counts = [_count(part) for part in parts]
+        additions, deletions = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        binary = any(c[2] for c in counts)
+        raw = b"".join(parts)
+        shown, cut = _cap(raw, max(0, min(max_file_bytes, max_total_bytes - spent)))
         spent += len(shown)
         changes.append(
             FileChange(
                 path=text(entry.path),
                 old_path=text(entry.old_path) if entry.old_path is not None else None,
                 status=STATUSES.get(entry.kind, "edited"),
-                additions=entry.additions,
-                deletions=entry.deletions,
-                binary=entry.binary,
+                additions=additions,
+                deletions=deletions,
+                binary=binary,
                 diff=text(shown),
                 truncated=cut,
             )
         )
+    if at != len(patches):
+        raise GitError(f"git's diff of {top} could not be read: the patches do not match the files")
     return changes
+
+
+def _count(patch: bytes) -> tuple[int, int, bool]:
+    """Lines added and removed in one file's patch, and whether git showed it as binary."""
+    hunks = patch.find(b"\n@@ ")
+    if hunks < 0:
+        return 0, 0, b"\nBinary files " in patch or b"\nGIT binary patch" in patch
+    # Inside hunks every line starts with ' ', '+', '-' or '\\'; the ---/+++ header is before.
+    body = patch[hunks:]
+    return body.count(b"\n+"), body.count(b"\n-"), False
 
 
 def _cap(raw: bytes, room: int) -> tuple[bytes, bool]:
@@ -178,8 +188,8 @@ def _cap(raw: bytes, room: int) -> tuple[bytes, bool]:
     return raw[: end + 1 if end >= 0 else 0], True
 
 
-def _parse_summary(out: bytes) -> tuple[list[_Entry], bytes]:
-    """The ``--raw`` and ``--numstat`` records (NUL-separated) and the patch after them."""
+def _parse_raw(out: bytes) -> tuple[list[_Entry], bytes]:
+    """The ``--raw -z`` records (a status line, then one or two names) and the patch after."""
     pos = 0
 
     def take() -> bytes:
@@ -198,14 +208,6 @@ def _parse_summary(out: bytes) -> tuple[list[_Entry], bytes]:
                 entries.append(_Entry(path=take(), old_path=first, kind=kind))
             else:
                 entries.append(_Entry(path=first, old_path=None, kind=kind))
-        for entry in entries:
-            added, deleted, name = take().split(b"\t", 2)
-            if not name:  # a rename: the old and the new name follow
-                take()
-                take()
-            entry.binary = added == b"-"
-            entry.additions = 0 if entry.binary else int(added)
-            entry.deletions = 0 if entry.binary else int(deleted)
     except ValueError:
         raise GitError("git's list of changed files could not be read") from None
     if out.startswith(b"\0", pos):

@@ -109,8 +109,9 @@ def test_a_file_turned_into_a_link_is_one_edit(repo: Path, root: Path) -> None:
 
     found = by_path(changes.diff(wt.path, wt.base_commit))
 
-    assert found["f.txt"].status == "edited"
-    assert "new file mode 120000" in found["f.txt"].diff
+    link = found["f.txt"]
+    assert (link.status, link.additions, link.deletions) == ("edited", 1, 3)
+    assert "new file mode 120000" in link.diff
     assert found["gone.txt"].diff.startswith("diff --git a/gone.txt")
 
 
@@ -123,3 +124,25 @@ def test_no_changes_and_a_bad_base(repo: Path, root: Path) -> None:
     with pytest.raises(GitError, match="no longer in the repository") as gone:
         changes.diff(wt.path, "0" * 40)
     assert gone.value.status == 409
+
+
+def test_each_diff_sees_the_tree_as_it_is_now(repo: Path, root: Path) -> None:
+    wt = worktrees.create(repo, root, "again")
+    sh(wt.path, "echo a > a.txt && echo more >> f.txt")
+    assert {c.path for c in changes.diff(wt.path, wt.base_commit)} == {"a.txt", "f.txt"}
+    sh(wt.path, "rm a.txt && git checkout -q -- f.txt && echo b > b.txt")
+    assert [c.path for c in changes.diff(wt.path, wt.base_commit)] == ["b.txt"]
+    sh(wt.path, "rm b.txt")
+    assert changes.diff(wt.path, wt.base_commit) == []
+
+
+def test_a_file_force_added_after_an_earlier_diff_is_seen(repo: Path, root: Path) -> None:
+    wt = worktrees.create(repo, root, "forced")
+    (wt.path / ".env").write_text("TRACKED=now\n")
+    assert changes.diff(wt.path, wt.base_commit) == []  # ignored, so not a change yet
+    git(wt.path, "add", "-f", ".env")
+    git(wt.path, "commit", "-q", "-m", "track .env on purpose")
+
+    found = by_path(changes.diff(wt.path, wt.base_commit))
+
+    assert set(found) == {".env"} and found[".env"].status == "created"
