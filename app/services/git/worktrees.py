@@ -33,7 +33,17 @@ from app.services.git.repo import (
     uncommitted,
 )
 
-__all__ = ["BRANCH_PREFIX", "UnsafeToDiscard", "Worktree", "create", "remove", "slugify"]
+__all__ = [
+    "BRANCH_PREFIX",
+    "UnsafeToDiscard",
+    "Worktree",
+    "check_under_root",
+    "create",
+    "find_checkout",
+    "remove",
+    "repo_folder",
+    "slugify",
+]
 
 BRANCH_PREFIX = "angelia/"
 MAX_SLUG_CHARS = 48

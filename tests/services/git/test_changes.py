@@ -146,3 +146,18 @@ def test_a_file_force_added_after_an_earlier_diff_is_seen(repo: Path, root: Path
     found = by_path(changes.diff(wt.path, wt.base_commit))
 
     assert set(found) == {".env"} and found[".env"].status == "created"
+
+
+def test_snapshot_of_a_repository_with_no_commits(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    (fresh / "there-before.txt").write_text("already here\n")
+    tree = changes.snapshot(fresh)
+    (fresh / "made.txt").write_text("by the session\n")
+
+    found = changes.diff(fresh, tree)
+
+    assert [(c.path, c.status) for c in found] == [("made.txt", "created")]
+    assert not (fresh / ".git" / "index").exists()
+    assert git(fresh, "status", "--porcelain") == "?? made.txt\n?? there-before.txt\n"

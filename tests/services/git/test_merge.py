@@ -162,3 +162,19 @@ def test_ahead_behind(repo: Path, root: Path) -> None:
     commit_all(repo, "on main")
     assert merge.ahead_behind(repo, wt.branch, "main") == (2, 1)
     assert not merge.is_merged(repo, wt.branch, "main")
+
+
+def test_merge_refused_when_it_would_overwrite_an_untracked_file_of_the_user(
+    repo: Path, root: Path
+) -> None:
+    wt = worktrees.create(repo, root, "adds a file")
+    sh(wt.path, "echo from the session > notes.txt")
+    merge.commit(wt.path, "notes")
+    (repo / "notes.txt").write_text("the user's own notes, never committed\n")
+    before = everything(repo)
+
+    with pytest.raises(LocalChanges) as refused:
+        merge.merge(repo, wt.branch, "main", "ff")
+
+    assert refused.value.files == ["notes.txt"]
+    assert everything(repo) == before
