@@ -10,6 +10,7 @@ from app.errors import ValidationFailed
 from app.services.git import changes, merge, worktrees
 from app.services.git.merge import LocalChanges, MergeConflict
 from app.services.git.repo import GitError
+from app.services.git.worktrees import Worktree
 
 from .conftest import commit_all, git, refs, sh
 
@@ -23,6 +24,14 @@ def everything(repo: Path) -> tuple[str, bytes, dict[str, bytes], str, str]:
     }
     index = (repo / ".git" / "index").read_bytes()
     return refs(repo), index, files, git(repo, "stash", "list"), git(repo, "status", "--short")
+
+
+def committed_session(repo: Path, root: Path, slug: str, command: str) -> Worktree:
+    """A session worktree where ``command`` ran and its result was committed."""
+    wt = worktrees.create(repo, root, slug)
+    sh(wt.path, command)
+    merge.commit(wt.path, f"{slug}: {command}")
+    return wt
 
 
 def test_two_sessions_ff_then_conflict_then_resolved(repo: Path, root: Path) -> None:
@@ -71,9 +80,7 @@ def test_two_sessions_ff_then_conflict_then_resolved(repo: Path, root: Path) -> 
 def test_merge_refused_when_the_users_checkout_has_uncommitted_work_there(
     repo: Path, root: Path
 ) -> None:
-    wt = worktrees.create(repo, root, "touches f")
-    sh(wt.path, "sed -i 's/one/session/' f.txt")
-    merge.commit(wt.path, "session edit")
+    wt = committed_session(repo, root, "touches f", "sed -i 's/one/session/' f.txt")
     (repo / "f.txt").write_text("the user's own edit\n")
     (repo / "other.txt").write_text("untracked, untouched\n")
     before = everything(repo)
@@ -89,9 +96,7 @@ def test_merge_refused_when_the_users_checkout_has_uncommitted_work_there(
 
 
 def test_merge_when_the_user_has_changes_elsewhere_keeps_them(repo: Path, root: Path) -> None:
-    wt = worktrees.create(repo, root, "elsewhere")
-    sh(wt.path, "echo added >> old.txt")
-    merge.commit(wt.path, "append")
+    wt = committed_session(repo, root, "elsewhere", "echo added >> old.txt")
     (repo / "f.txt").write_text("the user's own edit\n")
 
     merge.merge(repo, wt.branch, "main", "squash")
@@ -167,9 +172,7 @@ def test_ahead_behind(repo: Path, root: Path) -> None:
 def test_merge_refused_when_it_would_overwrite_an_untracked_file_of_the_user(
     repo: Path, root: Path
 ) -> None:
-    wt = worktrees.create(repo, root, "adds a file")
-    sh(wt.path, "echo from the session > notes.txt")
-    merge.commit(wt.path, "notes")
+    wt = committed_session(repo, root, "adds a file", "echo from the session > notes.txt")
     (repo / "notes.txt").write_text("the user's own notes, never committed\n")
     before = everything(repo)
 
