@@ -1,0 +1,14 @@
+"""The git layer under per-session worktrees: pure functions over the ``git`` command.
+
+No database and no web here: callers pass paths, branch names and commits, and get
+dataclasses back or an :class:`~app.services.git.repo.GitError` (an ``AppError`` whose
+``status`` the web layer answers with). Every function blocks on a git process; call
+them from a worker thread.
+
+- ``repo``: running git, finding the repository, its branch and HEAD.
+- ``worktrees``: making and removing a session's worktree.
+- ``changes``: what changed since a commit or a snapshot, as git sees the files
+  (``scratch`` keeps the private index copies it reads them through).
+- ``merge``: committing in a worktree, merging its branch into its base.
+- ``inventory``: every worktree under the app's folder, its state and size.
+"""

@@ -1,0 +1,280 @@
+"""Committing a session's work and merging its branch into the branch it started from.
+
+A merge is built without touching any working tree: ``git merge-tree --write-tree`` gives
+the merged tree (or the conflicting files, in which case nothing has changed anywhere),
+``git commit-tree`` makes the commit. Only then does the target branch move: where it is
+checked out (the user's own checkout, or any worktree) by ``git merge --ff-only`` run
+there, so git itself refuses when that would overwrite uncommitted work; where it is
+checked out nowhere by ``git update-ref`` with the old value, so a branch that moved in
+the meantime is left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from app.errors import ValidationFailed
+from app.services.git.repo import (
+    GitError,
+    branch_commit,
+    checkouts,
+    is_ancestor,
+    run,
+    text,
+)
+
+__all__ = [
+    "APP_EMAIL",
+    "APP_NAME",
+    "LocalChanges",
+    "MergeConflict",
+    "MergeResult",
+    "Strategy",
+    "ahead_behind",
+    "commit",
+    "conflicts",
+    "identity_args",
+    "is_merged",
+    "merge",
+]
+
+Strategy = Literal["ff", "merge", "squash"]
+STRATEGIES: tuple[Strategy, ...] = ("ff", "merge", "squash")
+# Used only when the repository names no author: commits must still be possible.
+APP_NAME = "Angelia"
+APP_EMAIL = "angelia@localhost"
+MAX_MESSAGE_CHARS = 65_536
+
+
+class MergeConflict(GitError):
+    """Both sides changed the same lines; ``files`` are the ones that conflict."""
+
+    def __init__(self, message: str, files: list[str]) -> None:
+        super().__init__(message)
+        self.files = files
+
+
+class LocalChanges(GitError):
+    """Moving the branch would overwrite uncommitted work in ``checkout``; ``files`` are it."""
+
+    def __init__(self, message: str, checkout: Path, files: list[str], stderr: str) -> None:
+        super().__init__(message, stderr=stderr)
+        self.checkout = checkout
+        self.files = files
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    commit: str  # the new tip of the target branch
+    previous: str  # its tip before the merge
+    strategy: Strategy
+    checkout: Path | None  # the checkout where the branch was advanced, if it is checked out
+
+
+def ahead_behind(repo: Path | str, branch: str, base: str) -> tuple[int, int]:
+    """(commits on ``branch`` not on ``base``, commits on ``base`` not on ``branch``)."""
+    out = run(
+        ["rev-list", "--left-right", "--count", f"refs/heads/{base}...refs/heads/{branch}"],
+        cwd=repo,
+        what=f"counting the commits between {base} and {branch}",
+    )
+    behind, ahead = text(out.stdout).split()
+    return int(ahead), int(behind)
+
+
+def _merge_tree(repo: Path | str, into: str, branch: str) -> tuple[str, list[str]]:
+    """The merged tree of two branches and the files that conflict (empty when none)."""
+    out = run(
+        [
+            "merge-tree",
+            "--write-tree",
+            "--name-only",
+            "--no-messages",
+            "-z",
+            f"refs/heads/{into}",
+            f"refs/heads/{branch}",
+        ],
+        cwd=repo,
+        what=f"merging {branch} into {into} (without touching any files)",
+        ok=(0, 1),
+    )
+    tree, *rest = out.stdout.split(b"\0")
+    files = list(dict.fromkeys(text(name) for name in rest if name))
+    return text(tree), files if out.returncode == 1 else []
+
+
+def conflicts(repo: Path | str, branch: str, into: str) -> list[str]:
+    """The files that would conflict if ``branch`` were merged into ``into`` now."""
+    return _merge_tree(repo, into, branch)[1]
+
+
+def is_merged(repo: Path | str, branch: str, into: str) -> bool:
+    """True when ``into`` already has everything ``branch`` changed (by ff, merge or squash)."""
+    if is_ancestor(repo, f"refs/heads/{branch}", f"refs/heads/{into}"):
+        return True
+    tree, files = _merge_tree(repo, into, branch)
+    return not files and tree == _tree_of(repo, f"refs/heads/{into}")
+
+
+def _tree_of(repo: Path | str, rev: str) -> str:
+    out = run(["rev-parse", f"{rev}^{{tree}}"], cwd=repo, what=f"reading the tree of {rev}")
+    return text(out.stdout).strip()
+
+
+def identity_args(repo: Path | str) -> list[str]:
+    """``-c user.*`` options naming the app, for what the repository's config leaves unset."""
+    args: list[str] = []
+    for key, fallback in (("user.name", APP_NAME), ("user.email", APP_EMAIL)):
+        got = run(["config", "--get", key], cwd=repo, what=f"reading {key}", ok=(0, 1))
+        if not text(got.stdout).strip():
+            args += ["-c", f"{key}={fallback}"]
+    return args
+
+
+def _check_message(message: str) -> str:
+    cleaned = message.strip()
+    if not cleaned:
+        raise ValidationFailed("message", "is empty; say what the commit does")
+    if "\0" in cleaned:
+        raise ValidationFailed("message", "contains a NUL character, which git cannot store")
+    if len(cleaned) > MAX_MESSAGE_CHARS:
+        raise ValidationFailed(
+            "message", f"is {len(cleaned):,} characters long; at most {MAX_MESSAGE_CHARS:,}"
+        )
+    return cleaned
+
+
+def commit(worktree: Path | str, message: str) -> str:
+    """Commit everything in ``worktree`` (edits, deletions, new files); the new commit."""
+    cleaned = _check_message(message)
+    run(["add", "-A"], cwd=worktree, what=f"staging the changes in {worktree}")
+    staged = run(
+        ["diff", "--cached", "--quiet"], cwd=worktree, what="checking what is staged", ok=(0, 1)
+    )
+    if staged.returncode == 0:
+        raise GitError(f"there is nothing to commit in {worktree}: it has no changes")
+    run(
+        [*identity_args(worktree), "commit", "--quiet", "--no-verify", "--file=-"],
+        cwd=worktree,
+        input=cleaned.encode(),
+        what=f"committing in {worktree}",
+    )
+    out = run(["rev-parse", "HEAD"], cwd=worktree, what="reading the new commit")
+    return text(out.stdout).strip()
+
+
+def merge(
+    repo: Path | str,
+    branch: str,
+    into: str,
+    strategy: Strategy,
+    *,
+    message: str | None = None,
+) -> MergeResult:
+    """Merge ``branch`` into ``into``; raises and changes nothing on a conflict or refusal."""
+    if strategy not in STRATEGIES:
+        raise ValidationFailed("strategy", f"must be one of {', '.join(STRATEGIES)}")
+    old = branch_commit(repo, into)
+    tip = branch_commit(repo, branch)
+    for name, sha in ((into, old), (branch, tip)):
+        if sha is None:
+            raise GitError(f"there is no branch {name} in {repo}")
+    assert old is not None and tip is not None
+    if is_merged(repo, branch, into):
+        raise GitError(f"nothing to merge: {into} already has every change of {branch}")
+    if strategy == "ff":
+        if not is_ancestor(repo, old, tip):
+            raise GitError(
+                f"{into} cannot be fast-forwarded to {branch}: it has commits {branch} lacks; "
+                "merge or squash instead"
+            )
+        new = tip
+    else:
+        tree, files = _merge_tree(repo, into, branch)
+        if files:
+            raise MergeConflict(
+                f"{branch} conflicts with {into} in {len(files)} file(s): {', '.join(files)}; "
+                "nothing was changed",
+                files,
+            )
+        new = _commit_tree(repo, tree, old, tip, branch, into, strategy, message)
+    where = _advance(repo, into, old, new)
+    return MergeResult(commit=new, previous=old, strategy=strategy, checkout=where)
+
+
+def _commit_tree(
+    repo: Path | str,
+    tree: str,
+    old: str,
+    tip: str,
+    branch: str,
+    into: str,
+    strategy: Strategy,
+    message: str | None,
+) -> str:
+    parents = ["-p", old] if strategy == "squash" else ["-p", old, "-p", tip]
+    if message is None:
+        message = _default_message(repo, old, tip, branch, into, strategy)
+    out = run(
+        [*identity_args(repo), "commit-tree", tree, *parents],
+        cwd=repo,
+        input=_check_message(message).encode(),
+        what=f"making the merge commit of {branch} into {into}",
+    )
+    return text(out.stdout).strip()
+
+
+def _default_message(
+    repo: Path | str, old: str, tip: str, branch: str, into: str, strategy: Strategy
+) -> str:
+    if strategy == "merge":
+        return f"Merge branch '{branch}' into {into}"
+    out = run(
+        ["log", "--reverse", "--format=%s", f"{old}..{tip}"],
+        cwd=repo,
+        what=f"reading the commits of {branch}",
+    )
+    subjects = [f"* {s}" for s in text(out.stdout).splitlines() if s.strip()]
+    return "\n".join([f"Squashed commits of branch '{branch}'", "", *subjects])
+
+
+def _advance(repo: Path | str, into: str, old: str, new: str) -> Path | None:
+    """Move ``into`` from ``old`` to ``new`` without losing anyone's work; where it was out."""
+    holder = next((c for c in checkouts(repo) if c.branch == into and not c.bare), None)
+    if holder is None:
+        run(
+            ["update-ref", "-m", f"angelia: merge into {into}", f"refs/heads/{into}", new, old],
+            cwd=repo,
+            what=f"moving {into} to the merge (it changed meanwhile if this fails; try again)",
+        )
+        return None
+    if holder.prunable or not holder.path.is_dir():
+        raise GitError(
+            f"{into} is checked out in {holder.path}, which no longer exists; "
+            "run 'git worktree prune' there and try again"
+        )
+    moved = run(
+        ["merge", "--ff-only", "--no-autostash", "--quiet", "--no-stat", new],
+        cwd=holder.path,
+        what=f"updating {into} in {holder.path}",
+        ok=(0, 1, 128),
+    )
+    if moved.returncode != 0:
+        files = [ln.strip() for ln in moved.stderr.splitlines() if ln.startswith("\t")]
+        if files:
+            raise LocalChanges(
+                f"{into} is checked out in {holder.path} with uncommitted changes the merge "
+                f"would overwrite: {', '.join(files)}; commit or stash them there, then merge "
+                "again (nothing was changed)",
+                holder.path,
+                files,
+                moved.stderr,
+            )
+        raise GitError(
+            f"{into} could not be updated in {holder.path} (nothing was changed): "
+            f"{moved.stderr.splitlines()[-1] if moved.stderr else 'git refused'}",
+            stderr=moved.stderr,
+        )
+    return holder.path
