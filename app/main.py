@@ -18,12 +18,12 @@ from app.db.datadir import DataDirLock, tighten
 from app.db.engine import open_database
 from app.errors import AppError, ValidationFailed
 from app.resources import static_dir, templates_dir
-from app.services.backends import BackendDetector
-from app.services.eventlog import EventLog
-from app.services.follow import Follower
-from app.services.lifecycle import Stopper
-from app.services.manager import SessionManager
+from app.services.profiles.backends import BackendDetector
+from app.services.sessions.lifecycle import Stopper
+from app.services.sessions.manager import SessionManager
 from app.services.signins import SignIns
+from app.services.store.eventlog import EventLog
+from app.services.transcripts.follow import Follower
 from app.settings import Settings
 from app.web import (
     api,

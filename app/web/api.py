@@ -33,9 +33,12 @@ from app.schemas import (
     SessionPublic,
     SessionUpdate,
 )
-from app.services import instructions, lineage, rulebook, search, store
-from app.services.images import decode_image
-from app.services.permissions import permission_to_dict
+from app.services.permissions import rulebook
+from app.services.permissions.permissions import permission_to_dict
+from app.services.profiles import instructions
+from app.services.review import lineage
+from app.services.sessions.images import decode_image
+from app.services.store import search, store
 from app.web.deps import MAX_SEQ, LastEventIdDep, SessionIdDep, StateDep, aware_utc
 from app.web.pages_terminal import refuse_if_followed
 from app.web.streaming import replay_then_follow

@@ -13,8 +13,10 @@ from starlette.datastructures import UploadFile
 
 from app.errors import ValidationFailed
 from app.schemas import SessionPublic
-from app.services import changes, export_import, exporter, importer, store, terminal
-from app.services.importer import ClaudeImportReport
+from app.services.review import changes, export_import, exporter
+from app.services.store import store
+from app.services.transcripts import importer, terminal
+from app.services.transcripts.importer import ClaudeImportReport
 from app.web.bodylimits import load_json
 from app.web.deps import StateDep
 

@@ -11,8 +11,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from app.errors import ValidationFailed
-from app.services import usage as usage_service
-from app.services.usage import Group, Usage
+from app.services.review import usage as usage_service
+from app.services.review.usage import Group, Usage
 from app.web.deps import StateDep
 
 router = APIRouter(prefix="/api")

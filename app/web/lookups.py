@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from app.services.eventlog import EVENT_TABLE, EventDict
+from app.services.store.eventlog import EVENT_TABLE, EventDict
 
 
 def _newest(engine: Engine, session_id: str, kind: str, key: str, value: str) -> EventDict | None:

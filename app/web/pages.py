@@ -16,9 +16,11 @@ from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
 from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
-from app.services import firstrun, lineage, store
-from app.services.claude_reader import is_session_id
-from app.services.eventlog import EVENT_TABLE, EventDict
+from app.services.profiles import firstrun
+from app.services.review import lineage
+from app.services.store import store
+from app.services.store.eventlog import EVENT_TABLE, EventDict
+from app.services.transcripts.claude_reader import is_session_id
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
 from app.web.formatting import command_names, day_label
 from app.web.lookups import subagent_of

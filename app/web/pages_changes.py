@@ -8,7 +8,8 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.services import changes, store
+from app.services.review import changes
+from app.services.store import store
 from app.web.deps import StateDep
 from app.web.diffview import split_rows
 from app.web.pages import _base_context

@@ -16,8 +16,8 @@ from starlette.datastructures import FormData
 
 from app.errors import ConflictError, ValidationFailed
 from app.schemas import DecisionIn
-from app.services.permissions import permission_to_dict
-from app.services.prompts import Question, questions_of
+from app.services.permissions.permissions import permission_to_dict
+from app.services.permissions.prompts import Question, questions_of
 from app.web.deps import StateDep
 from app.web.lookups import request_event, subagent_of
 from app.web.pages import _base_context, _first_error

@@ -20,11 +20,13 @@ from app.brains import available_backends
 from app.db.models import ChatSession, Profile
 from app.errors import AppError, ValidationFailed
 from app.schemas import SessionUpdate
-from app.services import export_import, importer, search, store, terminal
-from app.services.claude_reader import is_session_id
-from app.services.follow import find_transcript
-from app.services.importer import ClaudeImportReport
-from app.services.usage import check_day
+from app.services.review import export_import
+from app.services.review.usage import check_day
+from app.services.store import search, store
+from app.services.transcripts import importer, terminal
+from app.services.transcripts.claude_reader import is_session_id
+from app.services.transcripts.follow import find_transcript
+from app.services.transcripts.importer import ClaudeImportReport
 from app.web.bodylimits import load_json
 from app.web.deps import AppState, StateDep
 from app.web.formatting import STATUS_LABELS, day_name

@@ -19,7 +19,9 @@ from app.brains.base import PERMISSION_MODES
 from app.db.models import Profile
 from app.errors import AppError, ConflictError
 from app.schemas import ProfileUpdate, RuleIn
-from app.services import firstrun, instructions, rulebook, store
+from app.services.permissions import rulebook
+from app.services.profiles import firstrun, instructions
+from app.services.store import store
 from app.web import pages_welcome
 from app.web.deps import AppState, StateDep
 from app.web.folder_guard import guarded_listing

@@ -23,7 +23,7 @@ from sqlmodel import col
 from app.db.models import Event, PermissionRequest
 from app.errors import AppError, NotFoundError
 from app.schemas import ModeIn, ModelIn
-from app.services import store
+from app.services.store import store
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
 

@@ -1,7 +1,7 @@
 """A terminal session's page: followed live while its CLI writes, continued here after.
 
 The page of a session imported from a Claude Code transcript that was written lately
-follows the file (``app.services.follow``) and is read-only meanwhile: a message from
+follows the file (``app.services.transcripts.follow``) and is read-only meanwhile: a message from
 here would make a second CLI write the same session. "Continue here" ends the following
 once the terminal's CLI has exited, and from then on the session is the app's own.
 """
@@ -18,9 +18,10 @@ from fastapi.responses import RedirectResponse, Response
 
 from app.db.models import ChatSession
 from app.errors import ConflictError
-from app.services import importer, store, terminal
-from app.services.follow import find_transcript
-from app.services.importer import FileReport
+from app.services.store import store
+from app.services.transcripts import importer, terminal
+from app.services.transcripts.follow import find_transcript
+from app.services.transcripts.importer import FileReport
 from app.web.deps import AppState, StateDep
 
 router = APIRouter(include_in_schema=False)

@@ -1,6 +1,6 @@
 """The usage page: what the agents cost and used over a period, as charts and tables.
 
-The figures are ``GET /api/usage``'s (``app/services/usage.py``); the charts are SVG drawn
+The figures are ``GET /api/usage``'s (``app/services/review/usage.py``); the charts are SVG drawn
 on the server (``app/web/charts.py``) with the numbers in a table under each, and every
 table can be downloaded as CSV. A backend that reports no cost shows tokens only.
 """
@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from app.errors import ValidationFailed
-from app.services.usage import Usage, UsageRow, check_day, usage
+from app.services.review.usage import Usage, UsageRow, check_day, usage
 from app.web.charts import Series, series_for, stacked_columns, stacked_rows
 from app.web.deps import StateDep
 from app.web.formatting import format_tokens

@@ -19,7 +19,8 @@ from app.brains import available_backends
 from app.brains.base import PERMISSION_MODES
 from app.db.models import Profile
 from app.errors import AppError
-from app.services import doctor, firstrun, instructions, store
+from app.services.profiles import doctor, firstrun, instructions
+from app.services.store import store
 from app.web.deps import AppState, StateDep
 from app.web.pages import _base_context
 from app.web.profile_files import fingerprint, unified

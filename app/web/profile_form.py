@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from app.brains import available_backends
 from app.db.models import Profile
 from app.schemas import ProfileCreate, validate_rule
-from app.services.store import enforcement_problems
+from app.services.store.store import enforcement_problems
 
 MASK = "••••"
 BYPASS = "bypassPermissions"

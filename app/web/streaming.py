@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 from starlette.requests import Request
 
-from app.services.eventlog import EventLog, StoredEvent
+from app.services.store.eventlog import EventLog, StoredEvent
 
 REPLAY_BATCH = 500
 DISCONNECT_POLL_S = 5.0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from app.services import store
+from app.services.store import store
 from tests.conftest import LiveServer
 from tests.services.test_terminal import UUID_A, UUID_B, transcript
 

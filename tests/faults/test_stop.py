@@ -21,8 +21,8 @@ from sqlmodel import Session, select
 
 from app.db.engine import open_database
 from app.db.models import PermissionRequest
-from app.services import store
-from app.services.eventlog import EventLog
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 from tests.api.test_chat import fake_log
 from tests.conftest import TOKEN, write_scenario
 from tests.faults._support import ServerProcess, fake_starts, wait_until

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from app.brains import get_brain_class
-from app.services.backends import BackendDetector
+from app.services.profiles.backends import BackendDetector
 
 
 def fake_exe(bindir: Path, name: str, body: str) -> None:

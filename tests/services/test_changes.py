@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.services.changes import session_changes
+from app.services.review.changes import session_changes
 
 Events = list[dict[str, Any]]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.brains.events import AssistantText, BrainEvent, TextDelta, ToolCall
-from app.services.turns import coalesce_deltas
+from app.services.sessions.turns import coalesce_deltas
 
 
 def test_runs_of_one_message_merge_in_order() -> None:

@@ -15,8 +15,9 @@ from app.brains.claude import ClaudeBrain
 from app.db.engine import open_database
 from app.db.models import Profile
 from app.schemas import ProfileCreate
-from app.services import doctor, store
-from app.services.backends import BackendDetector
+from app.services.profiles import doctor
+from app.services.profiles.backends import BackendDetector
+from app.services.store import store
 from app.settings import Settings
 from tests.helpers import fake_cli
 

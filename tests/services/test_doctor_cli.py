@@ -12,7 +12,7 @@ from pathlib import Path
 from app.brains.claude import ClaudeBrain
 from app.db.engine import open_database
 from app.schemas import ProfileCreate
-from app.services import store
+from app.services.store import store
 from tests.helpers import fake_cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ from sqlalchemy.engine import Engine
 
 from app.db.engine import open_database
 from app.schemas import ProfileCreate
-from app.services import store
-from app.services.eventlog import EventLog, StoredEvent, Subscription
+from app.services.store import store
+from app.services.store.eventlog import EventLog, StoredEvent, Subscription
 
 
 @pytest.fixture

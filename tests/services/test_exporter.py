@@ -14,9 +14,10 @@ from app.db.engine import open_database
 from app.db.models import Profile
 from app.errors import ValidationFailed
 from app.schemas import ProfileCreate
-from app.services import exporter, store
-from app.services.eventlog import EventLog
-from app.services.export_import import import_json_export
+from app.services.review import exporter
+from app.services.review.export_import import import_json_export
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 
 # Claude Code names its sessions with UUIDs; an import keeps only ids of that shape.
 CLAUDE_ID = "0b1c2d3e-4f50-4a61-8b72-93a4b5c6d7e8"

@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from app.db.engine import open_database
-from app.services import importer
-from app.services.claude_reader import TranscriptReader
-from app.services.eventlog import EventLog
-from app.services.follow import Follower, find_transcript
+from app.services.store.eventlog import EventLog
+from app.services.transcripts import importer
+from app.services.transcripts.claude_reader import TranscriptReader
+from app.services.transcripts.follow import Follower, find_transcript
 
 SID = "cccccccc-3333-4333-8333-333333333333"
 CWD = "/srv/live/app"

@@ -9,7 +9,7 @@ import pytest
 
 from app.brains.base import ImageData
 from app.errors import NotFoundError, ValidationFailed
-from app.services.images import ImageStore, decode_image, sniff
+from app.services.sessions.images import ImageStore, decode_image, sniff
 from tests.real.test_real_claude_images_rewind import png
 
 GIF = b"GIF89a" + b"\x00" * 20

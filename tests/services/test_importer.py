@@ -15,10 +15,10 @@ from sqlmodel import Session, select
 from app.db.engine import open_database
 from app.db.models import ChatSession, Profile
 from app.errors import ValidationFailed
-from app.services import importer
-from app.services.claude_transcripts import main_thread
-from app.services.eventlog import EventLog
-from app.services.usage import usage
+from app.services.review.usage import usage
+from app.services.store.eventlog import EventLog
+from app.services.transcripts import importer
+from app.services.transcripts.claude_transcripts import main_thread
 from app.settings import Settings
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"

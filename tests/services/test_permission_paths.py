@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.services.permissions import outside_folders
+from app.services.permissions.permissions import outside_folders
 
 
 @pytest.mark.parametrize(

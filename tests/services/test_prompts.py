@@ -7,7 +7,12 @@ import re
 import pytest
 
 from app.errors import ValidationFailed
-from app.services.prompts import answered_input, check_answers, check_decision, questions_of
+from app.services.permissions.prompts import (
+    answered_input,
+    check_answers,
+    check_decision,
+    questions_of,
+)
 
 QUESTIONS = {
     "questions": [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.rules import Rule, decide_by_rules, rule_matches, suggest_rule
+from app.services.permissions.rules import Rule, decide_by_rules, rule_matches, suggest_rule
 
 CWD = "/work/proj"
 

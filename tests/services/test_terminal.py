@@ -10,8 +10,8 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 
 from app.db.engine import open_database
-from app.services.eventlog import EventLog
-from app.services.terminal import claude_folders, recent_sessions
+from app.services.store.eventlog import EventLog
+from app.services.transcripts.terminal import claude_folders, recent_sessions
 
 UUID_A = "aaaaaaaa-1111-4111-8111-111111111111"
 UUID_B = "bbbbbbbb-2222-4222-8222-222222222222"

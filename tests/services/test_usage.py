@@ -12,9 +12,9 @@ from sqlalchemy.engine import Engine
 
 from app.db.engine import open_database
 from app.schemas import ProfileCreate
-from app.services import store
-from app.services.eventlog import EventLog
-from app.services.usage import local_offset_minutes, usage
+from app.services.review.usage import local_offset_minutes, usage
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from sqlalchemy import event, insert
 from sqlalchemy.engine import Engine
 
 from app.db.models import ChatSession, Event, PermissionRequest
-from app.services import store
+from app.services.store import store
 from app.settings import Settings
 from tests.conftest import TOKEN, LiveServer
 from tests.web.test_pages_permissions import soup_of, texts

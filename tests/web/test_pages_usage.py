@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 from sqlalchemy import text
 
 from app.schemas import ProfileCreate
-from app.services import store
+from app.services.store import store
 from tests.conftest import LiveServer
 
 TODAY = date.today()

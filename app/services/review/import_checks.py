@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app.brains import get_brain_class
 from app.errors import ValidationFailed
 from app.schemas import PermissionMode, ProfileCreate
-from app.services.exporter import FORMAT
-from app.services.store import enforcement_problems
+from app.services.review.exporter import FORMAT
+from app.services.store.store import enforcement_problems
 
 BYPASS = "bypassPermissions"
 # Far beyond any real session, far inside SQLite's 64-bit integers and a browser's 2**53.

@@ -21,8 +21,8 @@ from typing import Any, Protocol
 from app import __version__
 from app.brains import available_backends, conformance
 from app.db.datadir import too_open
-from app.services.backends import BackendDetector
-from app.services.firstrun import split_backends, suggested_backend
+from app.services.profiles.backends import BackendDetector
+from app.services.profiles.firstrun import split_backends, suggested_backend
 from app.settings import Settings
 
 __all__ = [

@@ -13,11 +13,26 @@ from sqlmodel import Session, col, select
 from app.brains import check_profile, get_brain_class
 from app.db.models import ChatSession, Event, PermissionRequest, Profile, utcnow
 from app.errors import ConflictError, NotFoundError, ValidationFailed
-from app.schemas import ProfileCreate, ProfileUpdate
-from app.services.rulebook import unenforceable_deny
-from app.services.search import delete_session_index
+from app.schemas import ProfileCreate, ProfileUpdate, validate_rule
+from app.services.store.search import delete_session_index
 
 TITLE_LENGTH = 80
+
+
+def unenforceable_deny(backend: str, rule: str) -> str | None:
+    """Why a deny ``rule`` could never apply to ``backend`` (None: it can)."""
+    cls = get_brain_class(backend)
+    try:
+        # The tool is all before any "(" of a valid rule; rules.Rule is a layer above.
+        tool = validate_rule(rule).split("(", 1)[0]
+    except ValueError:
+        return None
+    if tool in cls.runs_unasked:
+        return (
+            f"{cls.label} runs {tool} without asking, so Angelia cannot refuse it; "
+            "deny rules for it are not accepted."
+        )
+    return None
 
 
 def enforcement_problems(

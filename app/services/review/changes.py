@@ -23,8 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from app.services.eventlog import EventLog
-from app.services.preview import MAX_FILE_BYTES, unified_diff
+from app.services.permissions.preview import MAX_FILE_BYTES, unified_diff
+from app.services.store.eventlog import EventLog
 
 __all__ = ["FileChange", "changes_of", "session_changes"]
 

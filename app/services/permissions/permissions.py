@@ -21,10 +21,10 @@ from app.brains.base import PermissionAnswer
 from app.brains.events import PermissionAsked, PermissionChoice
 from app.db.models import ChatSession, PermissionRequest, utcnow
 from app.errors import ConflictError, NotFoundError
-from app.services.eventlog import EventLog
-from app.services.preview import build_preview
-from app.services.prompts import answered_input
-from app.services.rules import suggest_rule
+from app.services.permissions.preview import build_preview
+from app.services.permissions.prompts import answered_input
+from app.services.permissions.rules import suggest_rule
+from app.services.store.eventlog import EventLog
 
 Deliver = Callable[[str, str, PermissionAnswer], Awaitable[None]]
 

@@ -20,10 +20,10 @@ from sqlalchemy.engine import Engine
 from watchfiles import Change, awatch
 
 from app.errors import ConflictError
-from app.services import importer, terminal
-from app.services.claude_reader import is_session_id
-from app.services.eventlog import EventLog
-from app.services.importer import FileReport, TranscriptImport
+from app.services.store.eventlog import EventLog
+from app.services.transcripts import importer, terminal
+from app.services.transcripts.claude_reader import is_session_id
+from app.services.transcripts.importer import FileReport, TranscriptImport
 
 log = logging.getLogger(__name__)
 

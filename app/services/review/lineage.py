@@ -10,8 +10,8 @@ from app.brains import get_brain_class
 from app.brains.base import Capability
 from app.db.models import ChatSession
 from app.errors import AppError, ValidationFailed
-from app.services import store
-from app.services.eventlog import EventLog
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 
 COPY_LIMIT = 100_000
 

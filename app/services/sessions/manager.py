@@ -31,16 +31,16 @@ from app.brains.events import (
 )
 from app.errors import AppError, ValidationFailed
 from app.errors import BrainError as BrainFailure
-from app.services import store
-from app.services.approvals import Approvals
-from app.services.brain_start import LiveBrain, start_brain
-from app.services.controls import SessionControls
-from app.services.eventlog import EventLog
-from app.services.images import ImageStore
-from app.services.outbox import Message, Outbox
-from app.services.permissions import PermissionService
-from app.services.recovery import halt, kill_group, mark_stopped, recover
-from app.services.turns import coalesce_deltas, session_totals, turn_share
+from app.services.permissions.approvals import Approvals
+from app.services.permissions.permissions import PermissionService
+from app.services.sessions.brain_start import LiveBrain, start_brain
+from app.services.sessions.controls import SessionControls
+from app.services.sessions.images import ImageStore
+from app.services.sessions.outbox import Message, Outbox
+from app.services.sessions.recovery import halt, kill_group, mark_stopped, recover
+from app.services.sessions.turns import coalesce_deltas, session_totals, turn_share
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 from app.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ from sqlalchemy.engine import Engine
 
 from app.db.models import ChatSession, Profile, utcnow
 from app.schemas import ProfilePublic, SessionPublic
-from app.services import store
-from app.services.eventlog import EventLog
-from app.services.mdtext import blockquote, code, fence, inline, one_line, prose
+from app.services.review.mdtext import blockquote, code, fence, inline, one_line, prose
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 
 FORMAT = "angelia.session.v1"
 REDACTED = "[redacted]"

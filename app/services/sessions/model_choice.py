@@ -9,8 +9,8 @@ from sqlalchemy.engine import Engine
 from app.brains import get_brain_class
 from app.db.models import ChatSession
 from app.errors import ValidationFailed
-from app.services import store
-from app.services.eventlog import EventLog
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 
 
 def session_models(engine: Engine, events: EventLog, session_id: str) -> dict[str, Any]:

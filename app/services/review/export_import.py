@@ -22,8 +22,7 @@ from sqlmodel import Session, col, select
 from app.db.models import ChatSession, Profile, utcnow
 from app.errors import ValidationFailed
 from app.schemas import ProfileCreate
-from app.services.eventlog import EventLog
-from app.services.import_checks import (
+from app.services.review.import_checks import (
     Change,
     ExportIn,
     check_new_profile,
@@ -31,6 +30,7 @@ from app.services.import_checks import (
     new_profile,
     read_export,
 )
+from app.services.store.eventlog import EventLog
 
 __all__ = ["Change", "ImportResult", "import_json_export", "parse_export"]
 

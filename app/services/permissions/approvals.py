@@ -17,9 +17,9 @@ from sqlalchemy.engine import Engine
 from app.brains.events import PermissionAsked, PermissionChoice
 from app.db.models import PermissionRequest, Profile
 from app.errors import ConflictError
-from app.services import rulebook
-from app.services.permissions import PermissionService
-from app.services.rules import Rule, decide_by_rules, suggest_rule
+from app.services.permissions import rulebook
+from app.services.permissions.permissions import PermissionService
+from app.services.permissions.rules import Rule, decide_by_rules, suggest_rule
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from sqlalchemy import String, Table, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from app.db.models import Event, utcnow
-from app.services.eventwriter import EventWriter, is_big
-from app.services.records import EventDict, StoredEvent, encode_payload
+from app.services.store.eventwriter import EventWriter, is_big
+from app.services.store.records import EventDict, StoredEvent, encode_payload
 
 EVENT_TABLE: Table = Event.__table__  # type: ignore[attr-defined]
 # A subscriber that falls this far behind is dropped; it reconnects and replays.

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app.services.rules import file_path_of
+from app.services.permissions.rules import file_path_of
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DIFF_LINES = 4000

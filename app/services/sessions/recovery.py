@@ -12,10 +12,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession
-from app.services import store
-from app.services.brain_start import LiveBrain
-from app.services.eventlog import EventLog
-from app.services.permissions import PermissionService
+from app.services.permissions.permissions import PermissionService
+from app.services.sessions.brain_start import LiveBrain
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 
 LIVE_STATUSES = ("live", "working", "waiting")
 

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from app.db.engine import configure_connection
-from app.services.records import StoredEvent
-from app.services.search import indexed_text
+from app.services.store.records import StoredEvent
+from app.services.store.search import indexed_text
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.brains.base import ImageData
 from app.errors import ConflictError
-from app.services.eventlog import EventLog
+from app.services.store.eventlog import EventLog
 
 
 @dataclass(frozen=True)

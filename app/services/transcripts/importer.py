@@ -22,9 +22,14 @@ from sqlmodel import Session, col, select
 from app.db.models import ChatSession, Event, Profile, utcnow
 from app.errors import ValidationFailed
 from app.folders import MAX_CHARS
-from app.services.claude_reader import JsonDict, RawLine, Transcript, TranscriptReader
-from app.services.claude_transcripts import EventBuilder, conversation, parse_time, title_for
-from app.services.eventlog import EventLog
+from app.services.store.eventlog import EventLog
+from app.services.transcripts.claude_reader import JsonDict, RawLine, Transcript, TranscriptReader
+from app.services.transcripts.claude_transcripts import (
+    EventBuilder,
+    conversation,
+    parse_time,
+    title_for,
+)
 from app.settings import Settings
 
 # Fields the event log adds to every event it shows; the rest is the stored payload.

@@ -17,12 +17,12 @@ from app.brains import get_brain_class
 from app.brains.base import Brain
 from app.brains.events import PermissionChoice
 from app.errors import AppError, ConflictError, ValidationFailed
-from app.services import store
-from app.services.approvals import Approvals
-from app.services.eventlog import EventLog
-from app.services.model_choice import check_model_offered, session_models
-from app.services.permissions import PermissionService, permission_to_dict
-from app.services.prompts import check_decision
+from app.services.permissions.approvals import Approvals
+from app.services.permissions.permissions import PermissionService, permission_to_dict
+from app.services.permissions.prompts import check_decision
+from app.services.sessions.model_choice import check_model_offered, session_models
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 
-from app.services.eventlog import EventLog
-from app.services.follow import Follower
-from app.services.manager import SessionManager
+from app.services.sessions.manager import SessionManager
+from app.services.store.eventlog import EventLog
+from app.services.transcripts.follow import Follower
 
 
 class Stopper:

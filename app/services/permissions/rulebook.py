@@ -5,26 +5,10 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.brains import get_brain_class
 from app.db.models import PermissionRule, Profile
 from app.errors import NotFoundError, ValidationFailed
 from app.schemas import validate_rule
-from app.services.rules import Rule
-
-
-def unenforceable_deny(backend: str, rule: str) -> str | None:
-    """Why a deny ``rule`` could never apply to ``backend`` (None: it can)."""
-    cls = get_brain_class(backend)
-    try:
-        tool = Rule.parse(rule).tool
-    except ValueError:
-        return None
-    if tool in cls.runs_unasked:
-        return (
-            f"{cls.label} runs {tool} without asking, so Angelia cannot refuse it; "
-            "deny rules for it are not accepted."
-        )
-    return None
+from app.services.store.store import unenforceable_deny
 
 
 def _check_deny(profile: Profile, rule: str, decision: str) -> None:

@@ -33,7 +33,7 @@ def suggested_folder(cwd: Path) -> str:
     """The wizard's first project folder: where ``angelia serve`` was started, unless that
     is Angelia's own checkout (the quick start runs from there), which is left for the
     user to choose rather than offered to an agent."""
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[3]
     if (checkout / "pyproject.toml").is_file() and cwd.resolve().is_relative_to(checkout):
         return ""
     return str(cwd)

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession
-from app.services.eventlog import EventLog
+from app.services.store.eventlog import EventLog
 
 __all__ = ["TerminalSession", "claude_folders", "is_imported", "recent_sessions", "transcript_cwd"]
 

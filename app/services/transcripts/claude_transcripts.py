@@ -16,8 +16,8 @@ from typing import Any
 
 from app.brains.claude_protocol import ClaudeStreamParser
 from app.brains.events import BrainEvent, TurnEnded
-from app.services.claude_reader import JsonDict, RawLine, Transcript
-from app.services.store import title_from_message
+from app.services.store.store import title_from_message
+from app.services.transcripts.claude_reader import JsonDict, RawLine, Transcript
 
 Emitted = tuple[str, JsonDict]
 
