@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 from bs4 import BeautifulSoup
 
-from app.web.pages import SIDEBAR_SESSIONS
+from app.web.context import SIDEBAR_SESSIONS
 
 
 def states(r: httpx.Response) -> dict[str, tuple[str, str, str]]:

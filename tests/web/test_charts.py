@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.web.charts import nice_ticks, series_for, stacked_columns, stacked_rows
+from app.web.usage.charts import nice_ticks, series_for, stacked_columns, stacked_rows
 
 
 @pytest.mark.parametrize(

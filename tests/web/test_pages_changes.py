@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 from bs4 import BeautifulSoup
 
-from app.web.diffview import split_rows
+from app.web.history.diffview import split_rows
 from tests.conftest import LiveServer
 from tests.web.test_pages_history import new_profile, new_session
 

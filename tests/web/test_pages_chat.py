@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 
-from app.web.pages import PAGE_EVENTS
+from app.web.chat.pages import PAGE_EVENTS
 from tests.conftest import LiveServer
 from tests.web.test_pages_history import new_profile, new_session
 from tests.web.test_pages_permissions import soup_of

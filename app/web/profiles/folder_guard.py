@@ -12,7 +12,7 @@ import errno
 import os
 
 from app.folders import KERNEL_FOLDERS, MAX_CHARS
-from app.web.profile_files import Listing, list_dirs
+from app.web.profiles.files import Listing, list_dirs
 
 # The same limits a profile's folder has (PATH_MAX; the kernel's own file systems).
 MAX_PATH_CHARS = MAX_CHARS

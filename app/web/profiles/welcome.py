@@ -21,10 +21,10 @@ from app.db.models import Profile
 from app.errors import AppError
 from app.services.profiles import doctor, firstrun, instructions
 from app.services.store import store
+from app.web.context import base_context
 from app.web.deps import AppState, StateDep
-from app.web.pages import _base_context
-from app.web.profile_files import fingerprint, unified
-from app.web.profile_form import BYPASS_WORD, MODE_HELP, read_form, summary
+from app.web.profiles.files import fingerprint, unified
+from app.web.profiles.form import BYPASS_WORD, MODE_HELP, read_form, summary
 
 router = APIRouter(include_in_schema=False)
 
@@ -137,7 +137,7 @@ async def _page(
         state.settings, state.backends, profile=profiles[0] if profiles else None
     )
     facts = report.facts()
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "machine": {"facts": facts, "problems": [f for f in facts if f.problem]},
         "found": found,
         "missing": missing,

@@ -39,9 +39,9 @@ from app.services.profiles import instructions
 from app.services.review import lineage
 from app.services.sessions.images import decode_image
 from app.services.store import search, store
+from app.web.chat.streaming import replay_then_follow
 from app.web.deps import MAX_SEQ, LastEventIdDep, SessionIdDep, StateDep, aware_utc
-from app.web.pages_terminal import refuse_if_followed
-from app.web.streaming import replay_then_follow
+from app.web.history.terminal import refuse_if_followed
 
 router = APIRouter(prefix="/api")
 QueueSeq = Annotated[int, Path(ge=1, le=MAX_SEQ)]

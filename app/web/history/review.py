@@ -2,7 +2,7 @@
 
 Everything here is a plain form or link (htmx only polls the badge), so each page also
 works as a bookmark and with the keyboard alone. A profile's rules are on its page
-(``pages_profiles``).
+(``profiles.pages``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from app.db.models import Event, PermissionRequest
 from app.errors import AppError, NotFoundError
 from app.schemas import ModeIn, ModelIn
 from app.services.store import store
+from app.web.context import base_context
 from app.web.deps import AppState, StateDep
-from app.web.pages import _base_context
 
 router = APIRouter(include_in_schema=False)
 
@@ -139,7 +139,7 @@ async def audit(
     titles = _session_titles(state, {r.session_id for r in rows})
     seqs = _request_seqs(state.engine, {r.session_id for r in rows})
     sessions, _ = store.list_sessions(state.engine, limit=200)
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "permissions",
         "filters": filters,
         "errors": errors,

@@ -10,9 +10,9 @@ from fastapi.responses import HTMLResponse
 
 from app.services.review import changes
 from app.services.store import store
+from app.web.context import base_context
 from app.web.deps import StateDep
-from app.web.diffview import split_rows
-from app.web.pages import _base_context
+from app.web.history.diffview import split_rows
 
 router = APIRouter(include_in_schema=False)
 
@@ -27,7 +27,7 @@ async def changes_page(
     chat = store.get_session(state.engine, session_id)
     profile = store.get_profile(state.engine, chat.profile_id)
     files = await asyncio.to_thread(changes.changes_of, state.events, session_id, profile.cwd)
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "session": chat,
         "profile": profile,
         "view": view,

@@ -18,9 +18,9 @@ from app.errors import ConflictError, ValidationFailed
 from app.schemas import DecisionIn
 from app.services.permissions.permissions import permission_to_dict
 from app.services.permissions.prompts import Question, questions_of
+from app.web.chat.lookups import request_event, subagent_of
+from app.web.context import base_context, first_error
 from app.web.deps import StateDep
-from app.web.lookups import request_event, subagent_of
-from app.web.pages import _base_context, _first_error
 
 router = APIRouter(include_in_schema=False)
 
@@ -78,7 +78,7 @@ async def decide(permission_id: str, request: Request, state: StateDep) -> HTMLR
             perm["mode"] = body.mode or "default"
     except (ValidationError, ValidationFailed) as exc:
         perm = permission_to_dict(state.manager.permissions.get(permission_id))
-        notice = _first_error(exc) if isinstance(exc, ValidationError) else exc.message
+        notice = first_error(exc) if isinstance(exc, ValidationError) else exc.message
         status = 422
     except ConflictError as exc:
         perm = permission_to_dict(state.manager.permissions.get(permission_id))
@@ -86,7 +86,7 @@ async def decide(permission_id: str, request: Request, state: StateDep) -> HTMLR
     sent = {key: [str(v) for v in form.getlist(key)] for key in form}
     asked = request_event(state.engine, current.session_id, permission_id) or {}
     parent = str(asked.get("parent_tool_call_id") or "")
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "perm": {
             **perm,
             "permission_id": perm["id"],

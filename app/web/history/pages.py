@@ -28,11 +28,11 @@ from app.services.transcripts.claude_reader import is_session_id
 from app.services.transcripts.follow import find_transcript
 from app.services.transcripts.importer import ClaudeImportReport
 from app.web.bodylimits import load_json
+from app.web.context import base_context
 from app.web.deps import AppState, StateDep
 from app.web.formatting import STATUS_LABELS, day_name
+from app.web.history.terminal import open_transcript
 from app.web.markdown import clean_text
-from app.web.pages import _base_context
-from app.web.pages_terminal import open_transcript
 
 router = APIRouter(include_in_schema=False)
 
@@ -115,7 +115,7 @@ def sessions_response(
     pending = state.manager.permissions.pending_by_session([r.id for r in rows])
     items = [_row(r, profiles, pending, state) for r in rows]
     active = {k: v for k, v in filters.items() if v}
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "history",
         "filters": filters,
         "errors": errors,
@@ -287,7 +287,7 @@ async def import_json(
     if not result.changes:
         return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
     # What was changed on the way in is said before the session is opened.
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "history",
         "session": {"id": chat.id, "title": chat.title},
         "changes": result.changes,
@@ -302,7 +302,7 @@ async def import_json(
 async def search_page(request: Request, state: StateDep, q: str = "") -> HTMLResponse:
     words = " ".join(q.split())[:QUERY_CHARS]
     hits = search.search(state.engine, words, limit=SEARCH_LIMIT) if words else []
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "search",
         "search_q": words,
         "hits": [_hit(h) for h in hits],

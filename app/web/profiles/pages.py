@@ -22,12 +22,12 @@ from app.schemas import ProfileUpdate, RuleIn
 from app.services.permissions import rulebook
 from app.services.profiles import firstrun, instructions
 from app.services.store import store
-from app.web import pages_welcome
+from app.web.context import base_context
 from app.web.deps import AppState, StateDep
-from app.web.folder_guard import guarded_listing
-from app.web.pages import _base_context
-from app.web.profile_files import fingerprint, unified
-from app.web.profile_form import (
+from app.web.profiles import welcome as pages_welcome
+from app.web.profiles.files import fingerprint, unified
+from app.web.profiles.folder_guard import guarded_listing
+from app.web.profiles.form import (
     BYPASS_WORD,
     FIELD_LABELS,
     GATES,
@@ -84,7 +84,7 @@ async def backends_page(request: Request, state: StateDep) -> HTMLResponse:
             r["label"].casefold(),
         )
     )
-    context = _base_context(request, state) | {"active_nav": "backends", "backends": rows}
+    context = base_context(request, state) | {"active_nav": "backends", "backends": rows}
     return state.templates.TemplateResponse(request, "backends.html", context)
 
 
@@ -111,7 +111,7 @@ def _list_page(
         }
         for p in store.list_profiles(state.engine)
     ]
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "profiles",
         "rows": rows,
         "error": error,
@@ -199,7 +199,7 @@ async def _form_page(
         if editing is not None
         else set()
     )
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "profiles",
         "editing": {"id": editing.id, "name": editing.name} if editing else None,
         "copy_from": copy_from,
@@ -363,7 +363,7 @@ async def _profile_page(
         "env": dict.fromkeys(profile.env, MASK),
         "mcp_servers": mask_mcp(profile.mcp_servers),
     }
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "profiles",
         "profile": shown,
         "backend": backend,

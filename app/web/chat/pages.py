@@ -21,11 +21,12 @@ from app.services.review import lineage
 from app.services.store import store
 from app.services.store.eventlog import EVENT_TABLE, EventDict
 from app.services.transcripts.claude_reader import is_session_id
+from app.web.chat.lookups import subagent_of
+from app.web.chat.streaming import replay_then_follow
+from app.web.context import SIDEBAR_SESSIONS, base_context, first_error
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
-from app.web.formatting import command_names, day_label
-from app.web.lookups import subagent_of
-from app.web.pages_terminal import follow_state, refuse_if_followed
-from app.web.streaming import replay_then_follow
+from app.web.formatting import command_names
+from app.web.history.terminal import follow_state, refuse_if_followed
 from app.web.transcript import (
     fold_events,
     render_event,
@@ -38,22 +39,6 @@ PAGE_EVENTS = 300
 # A page loaded above while scrolling back goes in as one task; half a page keeps that
 # task short enough not to stall scrolling (bench/transcript_browser.py).
 EARLIER_EVENTS = 150
-
-
-SIDEBAR_SESSIONS = 30
-
-
-def _base_context(request: Request, state: AppState) -> dict[str, Any]:
-    sessions, _ = store.list_sessions(state.engine, limit=SIDEBAR_SESSIONS)
-    return {
-        "request": request,
-        "csrf_token": getattr(request.state, "csrf_token", ""),
-        "sidebar_sessions": [
-            {"id": s.id, "title": s.title, "status": s.status, "day": day_label(s.updated_at)}
-            for s in sessions
-        ],
-        "pending_total": state.manager.permissions.pending_count(),
-    }
 
 
 @router.get("/badge", response_class=HTMLResponse)
@@ -93,7 +78,7 @@ def _index(
         }
         for s in recent
     ]
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "sessions": sessions,
         "profiles": [p.model_dump() for p in profiles.values()],
         "preferred_profile": firstrun.preferred_profile(list(profiles.values()), recent),
@@ -135,7 +120,7 @@ async def create_profile(
     try:
         data = ProfileCreate.model_validate({**form, "model": model or None})
     except ValidationError as exc:
-        return _index(request, state, error=_first_error(exc), form=form, status_code=422)
+        return _index(request, state, error=first_error(exc), form=form, status_code=422)
     try:
         store.create_profile(state.engine, data=data)
     except AppError as exc:
@@ -187,7 +172,7 @@ async def session_page(
         commands = command_names(listed.get("commands"))
     else:
         commands = command_names((info or {}).get("slash_commands"))
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "session": chat.model_dump(),
         "profile": profile.model_dump(),
         "items": fold_events(events),
@@ -240,7 +225,7 @@ async def earlier(
     """The page of events just above ``before``, plus a loader for the one above that."""
     chat = store.get_session(state.engine, session_id)
     events = state.events.list(session_id, before=before, limit=EARLIER_EVENTS, newest=True)
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "session_id": session_id,
         "items": fold_events(events),
         "first_seq": events[0]["seq"] if events else 0,
@@ -287,7 +272,7 @@ async def send_message(
     try:
         body = MessageIn(text=text)
     except ValidationError as exc:
-        return Response(_first_error(exc), status_code=422, media_type="text/plain")
+        return Response(first_error(exc), status_code=422, media_type="text/plain")
     try:
         refuse_if_followed(state, session_id)
         await state.manager.send_message(session_id, body.text)
@@ -353,9 +338,3 @@ def _can_rewind(backend: str) -> bool:
     except AppError:
         return False
 
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "input"
-    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-    return f"{field}: {msg}"

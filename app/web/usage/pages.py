@@ -1,7 +1,7 @@
 """The usage page: what the agents cost and used over a period, as charts and tables.
 
 The figures are ``GET /api/usage``'s (``app/services/review/usage.py``); the charts are SVG drawn
-on the server (``app/web/charts.py``) with the numbers in a table under each, and every
+on the server (``app/web/usage/charts.py``) with the numbers in a table under each, and every
 table can be downloaded as CSV. A backend that reports no cost shows tokens only.
 """
 
@@ -16,10 +16,10 @@ from fastapi.responses import HTMLResponse
 
 from app.errors import ValidationFailed
 from app.services.review.usage import Usage, UsageRow, check_day, usage
-from app.web.charts import Series, series_for, stacked_columns, stacked_rows
+from app.web.context import base_context
 from app.web.deps import StateDep
 from app.web.formatting import format_tokens
-from app.web.pages import _base_context
+from app.web.usage.charts import Series, series_for, stacked_columns, stacked_rows
 
 router = APIRouter(include_in_schema=False)
 
@@ -112,7 +112,7 @@ async def usage_page(
     by_model = usage(state.engine, group="model", since=start, until=end)
     first = start or (date.fromisoformat(by_day.groups[0].key) if by_day.groups else end)
     query = {"since": start.isoformat() if start else "", "until": end.isoformat()}
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "usage",
         "since": start,
         "until": end,
