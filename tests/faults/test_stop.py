@@ -28,7 +28,7 @@ from tests.conftest import TOKEN, write_scenario
 from tests.faults._support import ServerProcess, fake_starts, wait_until
 from tests.helpers import count, send, wait_for_events
 from tests.security._support import make_session, pid_alive, processes_mentioning
-from tests.web.test_pages_terminal import SHOP, terminal_transcript
+from tests.web.history.test_pages_terminal import SHOP, terminal_transcript
 
 STOP_LIMIT_S = 3.0
 

@@ -164,3 +164,18 @@ def test_no_module_imports_a_private_name_from_another() -> None:
         if name.startswith("_") and not name.startswith("__") and i.target != i.source
     ]
     assert wrong == []
+
+
+@pytest.mark.parametrize("package", ["app.services", "app.web"])
+def test_the_modules_beside_the_folders_import_none_of_them(package: str) -> None:
+    depth = package.count(".") + 1
+    folders = {group(m, package) for m in MODULES if within(m, package) and m.count(".") > depth}
+    wrong = [
+        f"{i.source} imports {i.target}"
+        for i in ALL
+        if within(i.source, package)
+        and i.source.count(".") == depth
+        and within(i.target, package)
+        and group(i.target, package) in folders
+    ]
+    assert folders and wrong == []

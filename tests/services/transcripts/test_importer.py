@@ -21,7 +21,7 @@ from app.services.transcripts import importer
 from app.services.transcripts.claude_transcripts import main_thread
 from app.settings import Settings
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "claude_projects"
 SHOP = "11111111-1111-4111-8111-111111111111"
 HAIKU = "22222222-2222-4222-8222-222222222222"
 NOTES = "33333333-3333-4333-8333-333333333333"

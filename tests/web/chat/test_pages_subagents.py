@@ -16,7 +16,7 @@ from app.web.render import make_templates
 from app.web.transcript import fold_events, render_event
 from tests.api.test_chat import make_session
 from tests.conftest import LiveServer
-from tests.web.test_pages_prompts import words
+from tests.web.chat.test_pages_prompts import words
 from tests.web.test_render import HOSTILE, assert_no_active_markup, ev
 
 AGENT_INPUT = {

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.web.test_pages_welcome import only_cli_on_path
+from tests.web.profiles.test_pages_welcome import only_cli_on_path
 
 
 async def selected_profile(client: httpx.AsyncClient) -> str:

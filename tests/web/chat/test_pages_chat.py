@@ -8,8 +8,8 @@ import httpx
 
 from app.web.chat.pages import PAGE_EVENTS
 from tests.conftest import LiveServer
-from tests.web.test_pages_history import new_profile, new_session
-from tests.web.test_pages_permissions import soup_of
+from tests.web.history.test_pages_history import new_profile, new_session
+from tests.web.history.test_pages_permissions import soup_of
 
 
 async def test_header_and_commands_come_from_the_newest_reports(

@@ -20,10 +20,10 @@ from app.db.models import ChatSession, Event, PermissionRequest
 from app.services.store import store
 from app.settings import Settings
 from tests.conftest import TOKEN, LiveServer
-from tests.web.test_pages_permissions import soup_of, texts
+from tests.web.history.test_pages_permissions import soup_of, texts
 from tests.web.test_render import assert_no_active_markup
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "claude_projects"
 HOSTILE_SCRIPT = "<script>alert('boom')</script>"
 HOSTILE_IMG = '<img src=x onerror="alert(2)">'
 

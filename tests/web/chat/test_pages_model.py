@@ -13,7 +13,7 @@ from app.web.render import make_templates
 from app.web.transcript import EVENT_KINDS, render_event
 from tests.api.test_chat import make_session
 from tests.helpers import of_kind
-from tests.web.test_pages_prompts import words
+from tests.web.chat.test_pages_prompts import words
 from tests.web.test_render import HOSTILE, assert_no_active_markup, ev, session_context
 
 OFFERED = {

@@ -12,7 +12,7 @@ import pytest
 from tests.api.test_chat import make_session
 from tests.conftest import write_scenario
 from tests.helpers import count, send, wait_for_events
-from tests.web.test_pages_permissions import soup_of, texts
+from tests.web.history.test_pages_permissions import soup_of, texts
 
 
 def edit_of(path: Path, old: str, new: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from bs4 import BeautifulSoup
 
 from app.web.history.diffview import split_rows
 from tests.conftest import LiveServer
-from tests.web.test_pages_history import new_profile, new_session
+from tests.web.history.test_pages_history import new_profile, new_session
 
 
 def store_edits(server: LiveServer, sid: str, project_dir: Path) -> None:

@@ -21,7 +21,7 @@ from tests.conftest import FAKE_CLAUDE
 from tests.helpers import count, fake_cli, send, wait_for_events
 from tests.security._support import make_session
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "claude_projects"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "claude_projects"
 SHOP = "11111111-1111-4111-8111-111111111111"
 
 

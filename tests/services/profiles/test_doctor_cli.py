@@ -15,7 +15,7 @@ from app.schemas import ProfileCreate
 from app.services.store import store
 from tests.helpers import fake_cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def doctor(

@@ -20,8 +20,8 @@ from app.resources import templates_dir
 from app.web.render import make_templates
 from app.web.transcript import SSE_SWAP_EVENTS, render_event
 from tests.conftest import LiveServer
-from tests.web.test_pages_history import new_profile, new_session
-from tests.web.test_pages_permissions import soup_of
+from tests.web.history.test_pages_history import new_profile, new_session
+from tests.web.history.test_pages_permissions import soup_of
 from tests.web.test_render import assert_no_active_markup, ev
 
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.txt"
