@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         return serve(args)
     if args.command == "doctor":
-        from app.services import doctor
+        from app.services.profiles import doctor
 
         code, text = doctor.run(args.data_dir, as_json=args.json)
         print(text)

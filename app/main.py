@@ -18,31 +18,25 @@ from app.db.datadir import DataDirLock, tighten
 from app.db.engine import open_database
 from app.errors import AppError, ValidationFailed
 from app.resources import static_dir, templates_dir
-from app.services.backends import BackendDetector
-from app.services.eventlog import EventLog
-from app.services.follow import Follower
-from app.services.lifecycle import Stopper
-from app.services.manager import SessionManager
+from app.services.profiles.backends import BackendDetector
+from app.services.sessions.lifecycle import Stopper
+from app.services.sessions.manager import SessionManager
 from app.services.signins import SignIns
+from app.services.store.eventlog import EventLog
+from app.services.transcripts.follow import Follower
 from app.settings import Settings
-from app.web import (
-    api,
-    api_history,
-    api_usage,
-    docs,
-    pages,
-    pages_changes,
-    pages_decisions,
-    pages_history,
-    pages_profiles,
-    pages_review,
-    pages_signins,
-    pages_terminal,
-    pages_usage,
-)
+from app.web import docs, pages_signins
 from app.web.bodylimits import JsonBodyLimits
+from app.web.chat import api, pages
+from app.web.chat import decisions as pages_decisions
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
+from app.web.history import api as api_history
+from app.web.history import changes as pages_changes
+from app.web.history import pages as pages_history
+from app.web.history import review as pages_review
+from app.web.history import terminal as pages_terminal
+from app.web.profiles import pages as pages_profiles
 from app.web.render import make_templates
 from app.web.security import (
     SECURITY_HEADERS,
@@ -50,6 +44,8 @@ from app.web.security import (
     csrf_token_for,
     load_or_create_token,
 )
+from app.web.usage import api as api_usage
+from app.web.usage import pages as pages_usage
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from types import FrameType
 import uvicorn
 from fastapi import FastAPI
 
-from app.services.lifecycle import Stopper
+from app.services.sessions.lifecycle import Stopper
 
 # How long uvicorn waits for requests other than event streams once a stop began.
 GRACEFUL_TIMEOUT_S = 1

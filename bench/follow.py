@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.db.engine import open_database  # noqa: E402
-from app.services.eventlog import EventLog  # noqa: E402
-from app.services.follow import DEBOUNCE_MS, Follower  # noqa: E402
+from app.services.store.eventlog import EventLog  # noqa: E402
+from app.services.transcripts.follow import DEBOUNCE_MS, Follower  # noqa: E402
 
 TARGET_MS = 500.0
 SID = "bbbbbbbb-0000-4000-8000-000000000000"

@@ -132,8 +132,8 @@ def fill(data_dir: Path, events: int, total: int, seed: int) -> tuple[str, float
     """Create the sessions; returns the long session's id and the seconds it took."""
     from app.db.engine import open_database
     from app.schemas import ProfileCreate
-    from app.services import store
-    from app.services.eventlog import EventLog
+    from app.services.store import store
+    from app.services.store.eventlog import EventLog
 
     rng = random.Random(seed)
     engine = open_database(data_dir)

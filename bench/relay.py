@@ -647,8 +647,8 @@ def append_costs(count: int = 5000) -> None:
 
     from app.db.engine import open_database
     from app.schemas import ProfileCreate
-    from app.services import store
-    from app.services.eventlog import EventLog
+    from app.services.store import store
+    from app.services.store.eventlog import EventLog
 
     with tempfile.TemporaryDirectory(prefix="angelia-append-") as tmp:
         data = Path(tmp)

@@ -11,11 +11,11 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.engine import Engine
 
 from app.errors import AppError, ValidationFailed
-from app.services.backends import BackendDetector
-from app.services.eventlog import EventLog
-from app.services.follow import Follower
-from app.services.lifecycle import Stopper
-from app.services.manager import SessionManager
+from app.services.profiles.backends import BackendDetector
+from app.services.sessions.lifecycle import Stopper
+from app.services.sessions.manager import SessionManager
+from app.services.store.eventlog import EventLog
+from app.services.transcripts.follow import Follower
 from app.settings import Settings
 
 
@@ -42,7 +42,7 @@ StateDep = Annotated[AppState, Depends(get_state)]
 
 def existing_session(session_id: str, request: Request) -> str:
     """404 before a streaming response starts, not a broken stream after it."""
-    from app.services import store
+    from app.services.store import store
 
     store.get_session(get_state(request).engine, session_id)
     return session_id

@@ -1,6 +1,6 @@
 """A request that changed something is answered only once its events are stored.
 
-Events are written by a background thread (``app.services.eventwriter``); this keeps
+Events are written by a background thread (``app.services.store.eventwriter``); this keeps
 "the server said OK" meaning "it is on disk" for every POST, PATCH, PUT and DELETE, so a
 client that reads right after its own write sees it, and a crash after the answer loses
 nothing the client was told about.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.services.eventlog import EventLog
+from app.services.store.eventlog import EventLog
 from app.web.security import SAFE_METHODS
 
 

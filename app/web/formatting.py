@@ -13,7 +13,7 @@ import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from app.services.preview import hunk_header
+from app.services.permissions.preview import hunk_header
 
 DECISION_LABELS: dict[str, str] = {
     "allow_once": "Allowed once",

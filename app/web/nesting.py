@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.services.records import EventDict
+from app.services.store.records import EventDict
 
 SUBAGENT_TOOLS = ("Agent", "Task")
 # What a subagent's group holds; anything else it causes stays where it is.

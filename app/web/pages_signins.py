@@ -14,8 +14,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.errors import AppError
 from app.services.signins import SignIns, SignInView
+from app.web.context import base_context
 from app.web.deps import StateDep
-from app.web.pages import _base_context
 from app.web.security import COOKIE_NAME
 
 router = APIRouter()
@@ -66,7 +66,7 @@ def revoke_signin(signin_id: str, request: Request) -> Response:
 def signins_page(request: Request, state: StateDep, done: str = "") -> HTMLResponse:
     current = _current(request)
     views = _signins(request).list()
-    context = _base_context(request, state) | {
+    context = base_context(request, state) | {
         "active_nav": "signins",
         "signins": views,
         "current": current,

@@ -13,7 +13,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 from markupsafe import Markup
 
-from app.services.prompts import questions_of
+from app.services.permissions.prompts import questions_of
 from app.web.formatting import (
     STATUS_LABELS,
     TOOL_OUTPUT_LINES,

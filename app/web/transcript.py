@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi.templating import Jinja2Templates
 
-from app.services.records import EventDict
+from app.services.store.records import EventDict
 from app.web.formatting import as_number, as_text
 from app.web.nesting import nest_subagents
 

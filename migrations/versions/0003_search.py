@@ -14,7 +14,7 @@ down_revision = "0002"
 branch_labels = None
 depends_on = None
 
-# The same text the app indexes when it stores a new event (app/services/search.py).
+# The same text the app indexes when it stores a new event (app/services/store/search.py).
 _BACKFILL = """
 INSERT INTO event_fts (rowid, body, session_id, seq, kind)
 SELECT id,

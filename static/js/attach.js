@@ -8,7 +8,7 @@
 
   var A = window.Angelia;
 
-  // As app/services/images.py accepts them.
+  // As app/services/sessions/images.py accepts them.
   var TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
   var MAX_BYTES = 5 * 1024 * 1024;
   var MAX_IMAGES = 10;

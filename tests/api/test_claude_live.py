@@ -7,9 +7,9 @@ from pathlib import Path
 
 import httpx
 
-from app.services import store
+from app.services.store import store
 from tests.conftest import LiveServer
-from tests.services.test_terminal import UUID_A, UUID_B, transcript
+from tests.services.transcripts.test_terminal import UUID_A, UUID_B, transcript
 
 
 async def test_lists_recent_terminal_sessions_but_not_the_apps_own(

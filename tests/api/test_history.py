@@ -9,7 +9,7 @@ import httpx
 from sqlalchemy import insert
 
 from app.db.models import ChatSession, Event
-from app.web.pages import EARLIER_EVENTS
+from app.web.chat.pages import EARLIER_EVENTS
 from tests.conftest import LiveServer
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
-from app.web import api_history
+from app.web.history import api as api_history
 from tests.api.test_chat import fake_log, make_session
 from tests.conftest import LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from app.schemas import ProfileCreate
-from app.services import store
+from app.services.store import store
 from tests.conftest import TOKEN, LiveServer
 from tests.security._support import make_session
 

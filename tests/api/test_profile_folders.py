@@ -10,7 +10,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.web.test_pages_profiles import valid_form
+from tests.web.profiles.test_pages_profiles import valid_form
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ import httpx
 from sqlalchemy import insert, update
 
 from app.db.models import ChatSession, Event
-from app.services.preview import build_preview
-from app.services.rules import suggest_rule
+from app.services.permissions.preview import build_preview
+from app.services.permissions.rules import suggest_rule
 from tests.conftest import LiveServer
 
 AUTH_BEFORE = """\

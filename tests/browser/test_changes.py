@@ -8,8 +8,8 @@ import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import Browsing
-from tests.web.test_pages_changes import store_edits
-from tests.web.test_pages_history import new_profile, new_session
+from tests.web.history.test_pages_changes import store_edits
+from tests.web.history.test_pages_history import new_profile, new_session
 
 pytestmark = pytest.mark.browser
 

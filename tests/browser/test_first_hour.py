@@ -26,7 +26,7 @@ from tests.browser.test_chrome import (
 from tests.browser.test_scroll import LAST_EVENT, PLACE_JS, VIEWPORTS, assert_fully_in_view
 from tests.conftest import write_scenario
 from tests.faults._support import ServerProcess, fake_starts
-from tests.web.test_pages_profiles import install_fake_claude
+from tests.web.profiles.test_pages_profiles import install_fake_claude
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ from playwright.async_api import Page, expect
 from sqlalchemy import insert
 
 from app.db.models import Event
-from app.web.pages import EARLIER_EVENTS
+from app.web.chat.pages import EARLIER_EVENTS
 from tests.browser.conftest import Browsing
 from tests.conftest import LiveServer
 

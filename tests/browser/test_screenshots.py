@@ -23,7 +23,7 @@ from playwright.async_api import Browser, expect
 from sqlalchemy import text
 
 from app.schemas import ProfileCreate
-from app.services import store
+from app.services.store import store
 from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS
 from tests.browser.demo import (
     AUTH_AFTER,

@@ -14,7 +14,7 @@ from playwright.async_api import expect
 from tests.api.test_chat import make_session
 from tests.browser.conftest import Browsing
 from tests.conftest import LiveServer
-from tests.web.test_pages_subagents import subagent_events
+from tests.web.chat.test_pages_subagents import subagent_events
 from tests.web.test_render import ev
 
 pytestmark = pytest.mark.browser

@@ -23,7 +23,7 @@ from tests.browser.demo import LONG_OUTPUT_LINES, finished_session, later_items
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events
 from tests.real.test_real_claude_questions import PLAN, QUESTIONS
-from tests.web.test_pages_subagents import subagent_events
+from tests.web.chat.test_pages_subagents import subagent_events
 
 pytestmark = pytest.mark.browser
 

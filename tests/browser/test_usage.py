@@ -8,7 +8,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import Browsing
-from tests.web.test_pages_usage import seed
+from tests.web.usage.test_pages_usage import seed
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ from playwright.async_api import expect
 
 from tests.browser.conftest import Browsing
 from tests.browser.test_approvals import type_and_send
-from tests.web.test_pages_profiles import install_fake_claude
+from tests.web.profiles.test_pages_profiles import install_fake_claude
 
 pytestmark = pytest.mark.browser
 ANSWER = "hello from the wizard"

@@ -10,7 +10,7 @@ from typing import Any
 from app.db.engine import open_database
 from app.main import create_app
 from app.schemas import ProfileCreate
-from app.services import store
+from app.services.store import store
 from app.settings import Settings
 from tests.conftest import write_scenario
 from tests.faults._support import ServerProcess, fake_starts, wait_until

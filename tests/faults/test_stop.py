@@ -21,14 +21,14 @@ from sqlmodel import Session, select
 
 from app.db.engine import open_database
 from app.db.models import PermissionRequest
-from app.services import store
-from app.services.eventlog import EventLog
+from app.services.store import store
+from app.services.store.eventlog import EventLog
 from tests.api.test_chat import fake_log
 from tests.conftest import TOKEN, write_scenario
 from tests.faults._support import ServerProcess, fake_starts, wait_until
 from tests.helpers import count, send, wait_for_events
 from tests.security._support import make_session, pid_alive, processes_mentioning
-from tests.web.test_pages_terminal import SHOP, terminal_transcript
+from tests.web.history.test_pages_terminal import SHOP, terminal_transcript
 
 STOP_LIMIT_S = 3.0
 

@@ -33,7 +33,7 @@ import pytest
 import requests
 import schemathesis
 from fastapi.openapi.utils import get_openapi
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, APIRouter
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -45,10 +45,20 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 EXAMPLES = 20
 SSE = {("GET", "/api/sessions/{session_id}/stream"), ("GET", "/sessions/{session_id}/live")}
 STARTS_PROCESSES = ("/messages", "/fork", "/continue")
-# Every page module (and /docs), found by name so that a new page is swept too.
-PAGE_MODULES = sorted(
-    m.name for m in pkgutil.iter_modules(app.web.__path__) if m.name.startswith("pages")
-) + ["docs"]
+
+
+def page_modules() -> list[str]:
+    """Every module of ``app.web`` with a router outside ``/api`` (the pages and /docs),
+    found by walking them so that a new page is swept too."""
+    found = []
+    for m in pkgutil.walk_packages(app.web.__path__, "app.web."):
+        router = getattr(importlib.import_module(m.name), "router", None)
+        if isinstance(router, APIRouter) and router.prefix != "/api":
+            found.append(m.name)
+    return sorted(found)
+
+
+PAGE_MODULES = page_modules()
 # Page POSTs change things or start agents; this one only imports from the (empty, here)
 # Claude Code folder, and its path takes an id that must never reach a glob unchecked.
 PAGE_POSTS = {"/sessions/import/claude/{backend_session_id}"}
@@ -69,7 +79,7 @@ def page_spec() -> dict[str, Any]:
     """An OpenAPI document of the pages, which the app keeps out of its own."""
     routes = []
     for name in PAGE_MODULES:
-        for route in importlib.import_module(f"app.web.{name}").router.routes:
+        for route in importlib.import_module(name).router.routes:
             if isinstance(route, APIRoute) and ("GET" in route.methods or route.path in PAGE_POSTS):
                 shown = copy.copy(route)
                 shown.include_in_schema = True

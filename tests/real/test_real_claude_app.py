@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from app.main import create_app
-from app.services import store
+from app.services.store import store
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts

@@ -27,7 +27,7 @@ import pytest
 
 from app.brains.opencode import OpenCodeBrain
 from app.main import create_app
-from app.services import store
+from app.services.store import store
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts

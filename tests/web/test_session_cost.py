@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from bs4 import BeautifulSoup
 
-from tests.web.test_pages_terminal import SHOP, terminal_transcript
+from tests.web.history.test_pages_terminal import SHOP, terminal_transcript
 
 
 async def test_a_terminal_session_says_its_cost_was_not_reported(

@@ -1,0 +1,1 @@
+"""What this machine has (backends, doctor), profiles' instruction files, the first run."""

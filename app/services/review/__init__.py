@@ -1,0 +1,1 @@
+"""Looking back: cost, changes, export and import, forks."""

@@ -1,0 +1,1 @@
+"""Live brains and what the user does to a running session."""

@@ -1,0 +1,1 @@
+"""Claude Code's own JSONL transcripts: read, imported, followed live."""

@@ -1,0 +1,41 @@
+"""The session page's Changes tab: every file the session changed, with its diff."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from app.services.review import changes
+from app.services.store import store
+from app.web.context import base_context
+from app.web.deps import StateDep
+from app.web.history.diffview import split_rows
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/sessions/{session_id}/changes", response_class=HTMLResponse)
+async def changes_page(
+    request: Request,
+    session_id: str,
+    state: StateDep,
+    view: Literal["unified", "split"] = "unified",
+) -> HTMLResponse:
+    chat = store.get_session(state.engine, session_id)
+    profile = store.get_profile(state.engine, chat.profile_id)
+    files = await asyncio.to_thread(changes.changes_of, state.events, session_id, profile.cwd)
+    context = base_context(request, state) | {
+        "session": chat,
+        "profile": profile,
+        "view": view,
+        "changes_tab": True,
+        "files": [
+            {**f.to_dict(), "rows": split_rows(f.diff) if view == "split" else []} for f in files
+        ],
+        "additions": sum(f.additions for f in files),
+        "deletions": sum(f.deletions for f in files),
+    }
+    return state.templates.TemplateResponse(request, "session_changes.html", context)

@@ -1,0 +1,1 @@
+"""Profiles: their pages and form, the folder picker, the first-run wizard."""

@@ -1,0 +1,153 @@
+"""The event log's writer thread: batches, order, a locked or refusing database, shutdown,
+and one encoding per event shared by every subscriber."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from app.db.engine import open_database
+from app.schemas import ProfileCreate
+from app.services.store import store
+from app.services.store.eventlog import EventLog, StoredEvent, Subscription
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = open_database(tmp_path / "data")
+    yield engine
+    engine.dispose()
+
+
+def new_session(engine: Engine, cwd: Path) -> str:
+    profile = store.create_profile(
+        engine, data=ProfileCreate(name="p", backend="claude", cwd=str(cwd))
+    )
+    return store.create_session(engine, profile_id=profile.id, title="t").id
+
+
+async def take(sub: Subscription, n: int) -> list[StoredEvent]:
+    out: list[StoredEvent] = []
+    while len(out) < n:
+        item = await asyncio.wait_for(sub.queue.get(), timeout=10)
+        assert item is not None
+        out.append(item)
+    return out
+
+
+async def test_a_burst_is_stored_in_few_transactions_in_order(
+    engine: Engine, tmp_path: Path
+) -> None:
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    for n in range(2000):
+        events.append(sid, "user_message", {"text": f"m{n}"})
+    await events.flush()
+    stored = events.list(sid)
+    assert [e["seq"] for e in stored] == list(range(1, 2001))
+    assert [e["text"] for e in stored] == [f"m{n}" for n in range(2000)]
+    # Everything appended while a commit was running rides along in the next one.
+    assert events.writer.commits < 100, events.writer.commits
+    await events.close()
+
+
+async def test_appending_never_waits_for_a_locked_database(
+    engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another process holds the write lock: the loop goes on, the events wait (and are
+    retried) in order, nobody sees them until they are stored, then everybody does."""
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine, busy_timeout_s=0.05)
+    locker = sqlite3.connect(tmp_path / "data" / "angelia.db", isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")
+    try:
+        with events.subscribe(sid) as sub, caplog.at_level(logging.ERROR):
+            for n in range(5):
+                events.append(sid, "user_message", {"text": f"m{n}"})
+            # The loop is free: other work runs while the writer keeps failing.
+            ticks = 0
+            for _ in range(20):
+                await asyncio.sleep(0.02)
+                ticks += 1
+            assert ticks == 20
+            assert sub.queue.empty(), "an event was handed out before it was stored"
+            assert events.list(sid) == []
+            locker.execute("ROLLBACK")
+            got = await take(sub, 5)
+        assert [e.seq for e in got] == [1, 2, 3, 4, 5]
+        assert any("retrying" in r.getMessage() for r in caplog.records)
+        assert [e["text"] for e in events.list(sid)] == [f"m{n}" for n in range(5)]
+    finally:
+        locker.close()
+        await events.close()
+
+
+async def test_a_refused_row_is_dropped_without_holding_up_the_rest(
+    engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    with caplog.at_level(logging.ERROR):
+        events.append("no-such-session", "user_message", {"text": "orphan"})
+        events.append(sid, "user_message", {"text": "kept"})
+        await events.flush()
+    assert [e["text"] for e in events.list(sid)] == ["kept"]
+    assert events.writer.dropped == 1
+    assert any("dropped event no-such-session #1" in r.getMessage() for r in caplog.records)
+    await events.close()
+
+
+async def test_close_stores_what_is_still_queued(engine: Engine, tmp_path: Path) -> None:
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    for n in range(500):
+        events.append(sid, "user_message", {"text": f"m{n}"})
+    await events.close()
+    assert len(EventLog(engine).list(sid)) == 500
+
+
+def test_without_an_event_loop_append_returns_once_stored(engine: Engine, tmp_path: Path) -> None:
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    events.append(sid, "user_message", {"text": "at once"})
+    assert [e["text"] for e in events.list(sid)] == ["at once"]
+    assert EventLog(engine).last_seq(sid) == 1
+
+
+async def test_every_subscriber_gets_the_same_encoded_event(engine: Engine, tmp_path: Path) -> None:
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    # A payload field named like an envelope field loses to the envelope, as in as_dict.
+    payload = {"text": 'héllo "there"\n', "kind": "from-the-payload", "n": [1, 2.5, None]}
+    with events.subscribe(sid) as a, events.subscribe(sid) as b:
+        appended = events.append(sid, "user_message", payload)
+        [first] = await take(a, 1)
+        [second] = await take(b, 1)
+    assert first is second
+    assert first.json is second.json
+    decoded = json.loads(first.json)
+    assert appended is first
+    assert decoded == first.as_dict()
+    assert decoded["kind"] == "user_message" and decoded["text"] == payload["text"]
+    # Read back from SQLite, the stored text is reused as it is.
+    [replayed] = events.records(sid)
+    assert replayed.payload_json == first.payload_json
+    assert json.loads(replayed.json) == decoded
+    await events.close()
+
+
+async def test_close_streams_ends_every_subscription(engine: Engine, tmp_path: Path) -> None:
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    with events.subscribe(sid) as sub:
+        events.close_streams()
+        assert await asyncio.wait_for(sub.queue.get(), 1) is None
+    with events.subscribe(sid) as later:
+        assert await asyncio.wait_for(later.queue.get(), 1) is None
