@@ -35,6 +35,21 @@ def validate_rule(rule: str) -> str:
     return rule
 
 
+def validate_copy_paths(paths: list[str]) -> list[str]:
+    """Files to copy into a new worktree: relative paths that stay inside the repository."""
+    if len(paths) > 50:
+        raise ValueError("at most 50 files may be copied into a worktree")
+    for path in paths:
+        parts = path.replace("\\", "/").split("/")
+        if not path or len(path) > 500 or "\x00" in path:
+            raise ValueError(f"{path!r} is not a file path")
+        if path.startswith("/") or ".." in parts or parts[0] == ".git":
+            raise ValueError(
+                f"{path!r} must be a path relative to the repository, inside it and not in .git"
+            )
+    return paths
+
+
 def validate_mcp_servers(servers: dict[str, Any]) -> dict[str, Any]:
     """Check the `.mcp.json` shape: {name: {command, args?, env?} | {type, url, headers?}}."""
     for name, spec in servers.items():
@@ -75,6 +90,13 @@ class ProfileFields(BaseModel):
     permission_timeout_s: int = Field(default=600, ge=0, le=7 * 24 * 3600)
     idle_timeout_s: int | None = Field(default=None, ge=60, le=7 * 24 * 3600)
     reasoning_effort: Literal["low", "medium", "high"] | None = None
+    worktree_default: bool = False
+    worktree_copy: list[str] = Field(default_factory=list)
+
+    @field_validator("worktree_copy")
+    @classmethod
+    def _copy(cls, v: list[str]) -> list[str]:
+        return validate_copy_paths(v)
 
     @field_validator("allowed_tools", "disallowed_tools")
     @classmethod
@@ -154,6 +176,8 @@ class ProfileUpdate(BaseModel):
     permission_timeout_s: int | None = None
     idle_timeout_s: int | None = None
     reasoning_effort: Literal["low", "medium", "high"] | None = None
+    worktree_default: bool | None = None
+    worktree_copy: list[str] | None = None
 
     @field_validator(
         "name",
@@ -164,6 +188,8 @@ class ProfileUpdate(BaseModel):
         "mcp_servers",
         "env",
         "permission_timeout_s",
+        "worktree_default",
+        "worktree_copy",
         mode="before",
     )
     @classmethod
@@ -198,6 +224,8 @@ class ProfilePublic(BaseModel):
     permission_timeout_s: int
     idle_timeout_s: int | None
     reasoning_effort: str | None
+    worktree_default: bool = False
+    worktree_copy: list[str] = Field(default_factory=list)
     created_at: datetime
     updated_at: datetime
 
@@ -257,6 +285,17 @@ class SessionCreate(BaseModel):
 
     profile_id: str
     title: str | None = Field(default=None, max_length=300)
+    # A git worktree of its own for the session (None: as the profile says), made from
+    # ``base`` (default: the folder's current branch).
+    worktree: bool | None = None
+    base: str | None = Field(default=None, min_length=1, max_length=250)
+
+
+class WorktreePublic(BaseModel):
+    path: str
+    branch: str
+    base: str
+    base_commit: str
 
 
 class SessionUpdate(BaseModel):
@@ -280,8 +319,25 @@ class SessionPublic(BaseModel):
     model: str | None = None
     forked_from: str | None = None
     continued_from: str | None = None
+    worktree: WorktreePublic | None = None
     created_at: datetime
     updated_at: datetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _worktree(cls, data: Any) -> Any:
+        # A stored session keeps its worktree in four columns; the API shows one object.
+        path = getattr(data, "worktree_path", None)
+        if path is None or isinstance(data, dict):
+            return data
+        fields = {name: getattr(data, name) for name in cls.model_fields if hasattr(data, name)}
+        fields["worktree"] = {
+            "path": path,
+            "branch": data.worktree_branch,
+            "base": data.worktree_base,
+            "base_commit": data.worktree_base_commit,
+        }
+        return fields
 
 
 class ImageIn(BaseModel):

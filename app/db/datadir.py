@@ -188,6 +188,12 @@ def tighten(data_dir: Path) -> list[str]:
     return changed
 
 
+# Sessions' git worktrees: checkouts of the user's repositories whose files keep the
+# modes the user's own checkout has. The folder itself is private, so nobody else reaches
+# into them; their contents are not the app's to change (nor worth a walk at every start).
+WORKTREES_DIR = "worktrees"
+
+
 def _walk(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
@@ -195,4 +201,6 @@ def _walk(root: Path) -> list[Path]:
     for folder, dirs, files in os.walk(root, followlinks=False):
         base = Path(folder)
         paths += [base / d for d in dirs] + [base / f for f in files]
+        if base == root and WORKTREES_DIR in dirs:
+            dirs.remove(WORKTREES_DIR)
     return paths

@@ -39,6 +39,10 @@ class Profile(SQLModel, table=True):
     permission_timeout_s: int = 600
     idle_timeout_s: int | None = None
     reasoning_effort: str | None = None
+    # New sessions get a git worktree of their own unless they ask otherwise.
+    worktree_default: bool = False
+    # Files git ignores (e.g. ".env") copied into each new worktree.
+    worktree_copy: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -76,6 +80,14 @@ class ChatSession(SQLModel, table=True):
     continued_from: str | None = None
     # The pid of the backend process while one runs: lets a restarted app reap orphans.
     backend_pid: int | None = None
+    # The session's own git worktree (its agent runs there), None when it has none.
+    worktree_path: str | None = None
+    worktree_branch: str | None = None
+    worktree_base: str | None = None
+    worktree_base_commit: str | None = None
+    # Without a worktree, in a git folder: the tree of the folder as the session started,
+    # which its changes are read against.
+    snapshot_tree: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow, index=True)
 

@@ -15,9 +15,10 @@ from tests.conftest import LiveServer, write_scenario
 from tests.helpers import count, kinds, read_sse, send, wait_for_events
 
 
-async def make_session(
+async def make_profile(
     client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any], **profile: Any
 ) -> str:
+    """A profile that runs ``fake`` in ``project_dir``; returns its id."""
     body = {
         "name": "fake",
         "backend": "claude",
@@ -28,7 +29,15 @@ async def make_session(
     }
     r = await client.post("/api/profiles", json=body)
     assert r.status_code == 201, r.text
-    r = await client.post("/api/sessions", json={"profile_id": r.json()["id"]})
+    pid: str = r.json()["id"]
+    return pid
+
+
+async def make_session(
+    client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any], **profile: Any
+) -> str:
+    pid = await make_profile(client, project_dir, fake, **profile)
+    r = await client.post("/api/sessions", json={"profile_id": pid})
     assert r.status_code == 201
     sid: str = r.json()["id"]
     return sid

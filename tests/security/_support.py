@@ -8,11 +8,11 @@ import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import httpx
 from fastapi import FastAPI
 from starlette.routing import BaseRoute, Mount, WebSocketRoute
+
+from tests.api.test_chat import make_session as make_session
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLIC_PATHS = frozenset({"/api/health"})
@@ -80,26 +80,6 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
-
-
-async def make_session(
-    client: httpx.AsyncClient, project_dir: Path, fake: dict[str, Any], **profile: Any
-) -> str:
-    """A profile that runs ``fake`` and one session of it; returns the session id."""
-    body = {
-        "name": "fake",
-        "backend": "claude",
-        "cwd": str(project_dir),
-        "command": fake["command"],
-        "env": fake["env"],
-        **profile,
-    }
-    r = await client.post("/api/profiles", json=body)
-    assert r.status_code == 201, r.text
-    r = await client.post("/api/sessions", json={"profile_id": r.json()["id"]})
-    assert r.status_code == 201, r.text
-    sid: str = r.json()["id"]
-    return sid
 
 
 def pid_alive(pid: int) -> bool:

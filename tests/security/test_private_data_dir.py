@@ -71,6 +71,14 @@ async def test_an_existing_open_data_dir_is_tightened_at_start_with_a_line(
     for folder in (data, data / "images", data / "images" / "s1"):
         folder.chmod(0o755)
     (data / "images" / "s1" / "old.png").chmod(0o644)
+    # A session's worktree is a checkout of the user's repository: its files keep the
+    # modes the user's own checkout has; only the folder holding them is closed.
+    checkout = data / "worktrees" / "repo-0123456789" / "fix"
+    checkout.mkdir(parents=True)
+    (checkout / "run.sh").write_text("echo hi\n")
+    (checkout / "run.sh").chmod(0o755)
+    checkout.chmod(0o755)
+    (data / "worktrees").chmod(0o755)
     before = doctor(data)
     assert "no: other users can read" in before and "(0755)" in before, before
 
@@ -79,7 +87,11 @@ async def test_an_existing_open_data_dir_is_tightened_at_start_with_a_line(
 
     assert "private to you" in server.log() and "(0755)" in server.log(), server.log()
     for name, mode in modes(data).items():
+        if name.startswith("worktrees/"):
+            continue
         assert mode & 0o077 == 0, f"{name} is still {mode:04o}"
+    assert stat.S_IMODE((checkout / "run.sh").stat().st_mode) == 0o755
+    assert stat.S_IMODE(checkout.stat().st_mode) == 0o755
     assert doctor(data).split(None, 3)[3].startswith("yes")
 
 

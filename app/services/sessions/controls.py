@@ -57,7 +57,7 @@ class SessionControls:
         """The user's answer; a question takes ``answers``, a plan approval a ``mode``."""
         current = self.permissions.get(permission_id)
         chat = store.get_session(self._engine, current.session_id)
-        profile = store.get_profile(self._engine, chat.profile_id)
+        profile = store.session_profile(self._engine, chat)
         checked = check_decision(current.kind, current.input, choice, answers, mode)
         previous = chat.permission_mode
         if checked.mode:
@@ -172,9 +172,7 @@ class SessionControls:
     def _edited_since(self, session_id: str, event_seq: int) -> set[str]:
         """Absolute paths that edit tools changed (successfully) after ``event_seq``."""
         cwd = Path(
-            store.get_profile(
-                self._engine, store.get_session(self._engine, session_id).profile_id
-            ).cwd
+            store.session_profile(self._engine, store.get_session(self._engine, session_id)).cwd
         )
         calls: dict[str, tuple[int, str]] = {}
         done: set[str] = set()

@@ -230,7 +230,7 @@ class SessionManager:
             if live is not None and live.brain.alive:
                 return live
             chat = store.get_session(self._engine, session_id)
-            profile = store.get_profile(self._engine, chat.profile_id)
+            profile = store.session_profile(self._engine, chat)
             try:
                 brain = await start_brain(chat, profile)
             except AppError as exc:
@@ -276,7 +276,7 @@ class SessionManager:
             )
         if isinstance(event, PermissionAsked):
             chat = store.get_session(self._engine, session_id)
-            profile = store.get_profile(self._engine, chat.profile_id)
+            profile = store.session_profile(self._engine, chat)
             mode = chat.permission_mode or profile.permission_mode
             _row, automatic = self.approvals.on_asked(session_id, event, profile, mode)
             if not automatic:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.brains import check_profile, get_brain_class
-from app.db.models import ChatSession, Event, PermissionRequest, Profile, utcnow
+from app.db.models import ChatSession, Event, PermissionRequest, Profile, new_id, utcnow
 from app.errors import ConflictError, NotFoundError, ValidationFailed
 from app.schemas import ProfileCreate, ProfileUpdate, validate_rule
 from app.services.store.search import delete_session_index
@@ -171,12 +172,36 @@ def delete_profile(engine: Engine, profile_id: str) -> None:
         db.commit()
 
 
-def create_session(engine: Engine, *, profile_id: str, title: str | None) -> ChatSession:
+def session_profile(engine: Engine, chat: ChatSession) -> Profile:
+    """The session's profile as the session uses it: a session in a worktree of its own
+    works there, so its agent, folder rules and every path shown are the worktree's."""
+    profile = get_profile(engine, chat.profile_id)
+    if not chat.worktree_path:
+        return profile
+    return profile.model_copy(update={"cwd": chat.worktree_path})
+
+
+def create_session(
+    engine: Engine,
+    *,
+    profile_id: str,
+    title: str | None,
+    session_id: str | None = None,
+    workspace: Mapping[str, str | None] | None = None,
+) -> ChatSession:
+    """Store a new session; ``workspace`` holds its worktree or snapshot columns."""
     with Session(engine) as db:
         profile = db.get(Profile, profile_id)
         if profile is None:
             raise NotFoundError(f"Profile {profile_id} not found")
-        chat = ChatSession(profile_id=profile.id, backend=profile.backend, title=title or "")
+        chat = ChatSession(
+            id=session_id or new_id(),
+            profile_id=profile.id,
+            backend=profile.backend,
+            title=title or "",
+        )
+        for column, value in (workspace or {}).items():
+            setattr(chat, column, value)
         db.add(chat)
         db.commit()
         db.refresh(chat)

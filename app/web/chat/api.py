@@ -37,6 +37,7 @@ from app.services.permissions import rulebook
 from app.services.permissions.permissions import permission_to_dict
 from app.services.profiles import instructions
 from app.services.review import lineage
+from app.services.sessions import workspace
 from app.services.sessions.images import decode_image
 from app.services.store import search, store
 from app.web.chat.streaming import replay_then_follow
@@ -115,8 +116,20 @@ async def write_instructions(
 # -- sessions ---------------------------------------------------------------------
 @router.post("/sessions", status_code=201, tags=["sessions"])
 async def create_session(body: SessionCreate, state: StateDep) -> SessionPublic:
-    """Create a chat session for a profile; its backend starts on the first message."""
-    chat = store.create_session(state.engine, profile_id=body.profile_id, title=body.title)
+    """Create a chat session for a profile; its backend starts on the first message.
+
+    With ``"worktree": true`` (or a profile whose ``worktree_default`` is on) the session
+    gets a git worktree of its own, on a new branch ``angelia/<slug>`` made from ``base``
+    (default: the folder's current branch), and its agent runs there; a folder that is
+    not a git repository answers 422 with the reason."""
+    chat = await workspace.create_session(
+        state.engine,
+        state.settings.data_dir,
+        profile_id=body.profile_id,
+        title=body.title,
+        worktree=body.worktree,
+        base=body.base,
+    )
     return SessionPublic.model_validate(chat, from_attributes=True)
 
 

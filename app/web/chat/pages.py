@@ -162,7 +162,7 @@ async def session_page(
     around: Annotated[int | None, Query(ge=1, le=MAX_SEQ)] = None,
 ) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
-    profile = store.get_profile(state.engine, chat.profile_id)
+    profile = store.session_profile(state.engine, chat)
     # Before the events are read: following first imports what the terminal added since.
     follow = await follow_state(state, chat, profile.cwd)
     latest = state.events.last_seq(session_id)
@@ -243,7 +243,7 @@ async def earlier(
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
         "install_hint": _install_hint(chat.backend),
-        "cwd": store.get_profile(state.engine, chat.profile_id).cwd,
+        "cwd": store.session_profile(state.engine, chat).cwd,
         "queue_held": _queue_held(state, session_id),
     }
     return state.templates.TemplateResponse(request, "_earlier.html", context)
@@ -261,7 +261,7 @@ async def live(
     resumes like the API's (``Last-Event-ID`` first, then ``?after=``)."""
     chat = store.get_session(state.engine, session_id)
     install_hint = _install_hint(chat.backend)
-    cwd = store.get_profile(state.engine, chat.profile_id).cwd
+    cwd = store.session_profile(state.engine, chat).cwd
     start = last_event_id if last_event_id is not None else after
     previous_at = None
     async for record in replay_then_follow(state.events, session_id, start, request):

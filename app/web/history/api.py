@@ -146,7 +146,7 @@ async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
     A file something else changed since is marked ``changed_outside`` and shows the
     session's own edits one by one. Changes made by shell commands are not seen."""
     chat = store.get_session(state.engine, session_id)
-    cwd = store.get_profile(state.engine, chat.profile_id).cwd
+    cwd = store.session_profile(state.engine, chat).cwd
     files = await asyncio.to_thread(changes.changes_of, state.events, session_id, cwd)
     return {"session_id": session_id, "cwd": cwd, "files": files}
 

@@ -25,7 +25,7 @@ async def changes_page(
     view: Literal["unified", "split"] = "unified",
 ) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
-    profile = store.get_profile(state.engine, chat.profile_id)
+    profile = store.session_profile(state.engine, chat)
     files = await asyncio.to_thread(changes.changes_of, state.events, session_id, profile.cwd)
     context = base_context(request, state) | {
         "session": chat,
