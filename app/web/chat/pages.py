@@ -18,6 +18,7 @@ from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
 from app.services.profiles import firstrun
 from app.services.review import lineage
+from app.services.sessions import workspace
 from app.services.store import store
 from app.services.store.eventlog import EVENT_TABLE, EventDict
 from app.services.transcripts.claude_reader import is_session_id
@@ -146,9 +147,19 @@ async def create_session(
     state: StateDep,
     profile_id: Annotated[str, Form()] = "",
     title: Annotated[str, Form()] = "",
+    # "yes", "no", or anything else: as the profile says.
+    worktree: Annotated[str, Form(max_length=10)] = "",
+    base: Annotated[str, Form(max_length=250)] = "",
 ) -> Response:
     try:
-        chat = store.create_session(state.engine, profile_id=profile_id, title=title or None)
+        chat = await workspace.create_session(
+            state.engine,
+            state.settings.data_dir,
+            profile_id=profile_id,
+            title=title or None,
+            worktree={"yes": True, "no": False}.get(worktree),
+            base=base.strip() or None,
+        )
     except AppError as exc:
         return _index(request, state, error=exc.message, status_code=exc.status)
     return RedirectResponse(f"/sessions/{chat.id}", status_code=303)

@@ -48,6 +48,8 @@ FIELDS = (
     "reasoning_effort",
     "idle_timeout_s",
     "permission_timeout_s",
+    "worktree_default",
+    "worktree_copy",
 )
 FIELD_LABELS = {
     "name": "Name",
@@ -64,6 +66,8 @@ FIELD_LABELS = {
     "reasoning_effort": "Reasoning effort",
     "idle_timeout_s": "Idle timeout",
     "permission_timeout_s": "Approval timeout",
+    "worktree_default": "A worktree per session",
+    "worktree_copy": "Files copied into each worktree",
 }
 DEFAULT_PERMISSION_TIMEOUT_S = 600
 _MCP_SECRET_KEYS = ("env", "headers")
@@ -143,6 +147,8 @@ def values_from_profile(profile: Profile) -> dict[str, str]:
         "reasoning_effort": profile.reasoning_effort or "",
         "idle_timeout_s": str(profile.idle_timeout_s) if profile.idle_timeout_s else "",
         "permission_timeout_s": str(profile.permission_timeout_s),
+        "worktree_default": "1" if profile.worktree_default else "",
+        "worktree_copy": "\n".join(profile.worktree_copy),
     }
 
 
@@ -171,6 +177,8 @@ def read_form(
         "model": values["model"].strip() or None,
         "permission_mode": values["permission_mode"] or "default",
         "reasoning_effort": values["reasoning_effort"] or None,
+        "worktree_default": bool(values["worktree_default"]),
+        "worktree_copy": [line for _n, line in _lines(values["worktree_copy"])],
     }
     for name in ("allowed_tools", "disallowed_tools"):
         _put(data, errors, name, _rules, values[name])

@@ -313,6 +313,9 @@ def _form_of(page: BeautifulSoup) -> dict[str, str]:
         elif el.name == "select":
             chosen = el.select_one("option[selected]") or el.select_one("option")
             data[name] = str(chosen["value"]) if chosen else ""
+        elif el.get("type") == "checkbox":
+            if el.has_attr("checked"):
+                data[name] = str(el.get("value", "on"))
         else:
             data[name] = str(el.get("value", ""))
     return data
