@@ -1,0 +1,127 @@
+"""Two real Claude Code sessions in worktrees of one repository, driven by the fake model:
+one changes a file through Write and Edit, the other through shell commands. Each works in
+its own checkout and the user's stays as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.fake_model_server import FakeModelServer
+from tests.helpers import send
+from tests.real.conftest import claude_profile_body
+from tests.real.test_real_claude_images_rewind import allow_all
+from tests.services.git.conftest import commit_all, git
+
+pytestmark = pytest.mark.real_cli
+
+START = "alpha\nbeta\ngamma\n"
+
+
+@pytest.fixture
+def repo(project_dir: Path) -> Path:
+    """A repository on ``main``, with another branch, a stash and a worktree of the user's."""
+    git(project_dir, "init", "-q", "-b", "main")
+    git(project_dir, "config", "user.name", "Ada")
+    git(project_dir, "config", "user.email", "ada@example.test")
+    (project_dir / "app.txt").write_text(START)
+    (project_dir / "old.txt").write_text("to be moved\n")
+    (project_dir / "gone.txt").write_text("to be removed\n")
+    commit_all(project_dir, "start")
+    git(project_dir, "branch", "feature-x")
+    (project_dir / "app.txt").write_text(START + "stashed\n")
+    git(project_dir, "stash", "-q")
+    git(project_dir, "worktree", "add", "-q", str(project_dir.parent / "mine"), "-b", "mine")
+    return project_dir
+
+
+def tools_rules(one: Path, two: Path) -> dict[str, Any]:
+    """ "edit it" reads, then edits app.txt in worktree one and writes a new file there;
+    "shell it" changes worktree two with sed, rm and mv in one Bash call."""
+    return {
+        "rules": [
+            {"match": "edit it", "tool": "Read", "input": {"file_path": str(one / "app.txt")}},
+            {
+                "match": "write notes",
+                "tool": "Write",
+                "input": {"file_path": str(one / "notes.txt"), "content": "written\n"},
+            },
+            {
+                "match": "shell it",
+                "tool": "Bash",
+                "input": {
+                    "command": "sed -i 's/alpha/alpha from shell/' app.txt && rm gone.txt"
+                    " && mv old.txt moved.txt",
+                    "description": "change files",
+                },
+            },
+        ],
+        "after_tool_rules": [
+            {
+                "match": "alpha\n",
+                "tool": "Edit",
+                "input": {
+                    "file_path": str(one / "app.txt"),
+                    "old_string": "alpha",
+                    "new_string": "alpha from edit",
+                },
+            },
+        ],
+    }
+
+
+async def worktree_session(
+    client: httpx.AsyncClient, profile_id: str, title: str
+) -> dict[str, Any]:
+    r = await client.post(
+        "/api/sessions", json={"profile_id": profile_id, "title": title, "worktree": True}
+    )
+    assert r.status_code == 201, r.text
+    session: dict[str, Any] = r.json()
+    return session
+
+
+async def test_two_sessions_work_apart_in_worktrees_of_one_repository(
+    client: httpx.AsyncClient,
+    repo: Path,
+    claude_bin: Path,
+    claude_env: dict[str, str],
+    fake_model: FakeModelServer,
+) -> None:
+    before = {
+        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
+        "stash": git(repo, "stash", "list"),
+        "status": git(repo, "status", "--porcelain"),
+    }
+    r = await client.post("/api/profiles", json=claude_profile_body(repo, claude_bin, claude_env))
+    assert r.status_code == 201, r.text
+    profile_id = r.json()["id"]
+    one = await worktree_session(client, profile_id, "Edit the app")
+    two = await worktree_session(client, profile_id, "Shell the app")
+    path_one, path_two = Path(one["worktree"]["path"]), Path(two["worktree"]["path"])
+    fake_model.set_rules(tools_rules(path_one, path_two))
+
+    await send(client, one["id"], "edit it")
+    await send(client, two["id"], "shell it")
+    await allow_all(client, one["id"], 1)
+    await allow_all(client, two["id"], 1)
+    await send(client, one["id"], "write notes")
+    await allow_all(client, one["id"], 2)
+
+    assert (path_one / "app.txt").read_text() == "alpha from edit\nbeta\ngamma\n"
+    assert (path_one / "notes.txt").read_text() == "written\n"
+    assert (path_one / "gone.txt").exists() and (path_one / "old.txt").exists()
+    assert (path_two / "app.txt").read_text() == "alpha from shell\nbeta\ngamma\n"
+    assert not (path_two / "gone.txt").exists() and not (path_two / "notes.txt").exists()
+    assert (path_two / "moved.txt").read_text() == "to be moved\n"
+    # The user's checkout, branches, stash and own worktree are as they were.
+    assert (repo / "app.txt").read_text() == START
+    assert git(repo, "status", "--porcelain") == before["status"]
+    assert git(repo, "stash", "list") == before["stash"]
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    assert [line for line in refs.splitlines() if "angelia/" not in line] == before[
+        "refs"
+    ].splitlines()
