@@ -12,6 +12,7 @@ import pytest
 
 from tests.api.test_chat import make_profile, make_session
 from tests.conftest import write_scenario
+from tests.fakes.fake_acp_agent import FakeAcpFiles
 from tests.faults._support import ServerProcess, fake_starts
 from tests.helpers import count, send, wait_for_events
 from tests.services.git.conftest import commit_all, git
@@ -184,3 +185,32 @@ async def test_a_restart_resumes_the_session_in_its_worktree(
     starts = fake_starts(fake_claude)
     assert [Path(s["cwd"]).resolve() for s in starts] == [path.resolve()] * 2
     assert "--resume" in " ".join(starts[1]["argv"])
+
+
+async def test_an_acp_agent_works_in_the_worktree_too(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The worktree is the session's folder for every backend: an ACP agent is started
+    there and is told it as the session's ``cwd``."""
+    files = FakeAcpFiles(tmp_path)
+    git(files.cwd, "init", "-q", "-b", "main")
+    (files.cwd / "f.txt").write_text("one\n")
+    git(files.cwd, "add", "-A")
+    git(files.cwd, "-c", "user.name=A", "-c", "user.email=a@example.test", "commit", "-qm", "s")
+    files.scenario([{"text": "ok"}])
+    body = {
+        "name": "acp",
+        "backend": "acp",
+        "cwd": str(files.cwd),
+        "command": list(files.command),
+        "env": files.env(),
+        "worktree_default": True,
+    }
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 201, r.text
+    r = await client.post("/api/sessions", json={"profile_id": r.json()["id"]})
+    sid, path = r.json()["id"], Path(r.json()["worktree"]["path"])
+    await send(client, sid, "go")
+    await wait_for_events(client, sid, count("turn_end"))
+    assert [Path(s["cwd"]).resolve() for s in files.starts()] == [path.resolve()]
+    assert [Path(p["cwd"]) for p in files.requests("session/new")] == [path]
