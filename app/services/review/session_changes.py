@@ -166,9 +166,10 @@ def _unlisted(
             inside[relative] = f
     if inside:
         ignored = run(
-            ["check-ignore", "--no-index", "-z", "--", *inside],
+            ["check-ignore", "--no-index", "-z", "--stdin"],
             cwd=top,
             what="finding the ignored files the session wrote",
+            input="".join(f"{p}\0" for p in inside).encode(),
             ok=(0, 1),
         )
         found += [inside[p] for p in text(ignored.stdout).split("\0") if p in inside]
