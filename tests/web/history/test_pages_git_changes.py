@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup, Tag
 
 from tests.api.test_chat import make_profile
 from tests.api.test_session_changes import make_repo, new_session
-from tests.services.git.conftest import sh
+from tests.services.git.conftest import git, sh
 
 
 @pytest.fixture
@@ -144,3 +144,17 @@ async def test_outside_git_the_tab_says_shell_changes_are_not_seen(
     assert sentence(page).endswith(
         "The folder is not a git repository, so shell commands' changes are not seen here."
     )
+
+
+async def test_a_worktree_removed_behind_the_apps_back_falls_back_to_the_tools(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    made = await new_session(client, await make_profile(client, repo, fake_claude), worktree=True)
+    git(repo, "worktree", "remove", "--force", made["worktree"]["path"])
+
+    body = (await client.get(f"/api/sessions/{made['id']}/changes")).json()
+    assert (body["source"], body["base"], body["files"]) == ("tools", None, [])
+    assert body["note"].startswith("The session's worktree could not be read with git (")
+    page = await page_of(client, made["id"])
+    assert body["note"] in sentence(page)
+    assert page.select_one("#changes-source[data-source='tools']") is not None
