@@ -178,3 +178,23 @@ async def test_outside_git_it_is_the_tools_view(
     assert (body["source"], body["base"], body["note"]) == ("tools", None, None)
     # The tool's file; the shell's is not seen.
     assert [(f["path"], f["status"], f["steps"]) for f in body["files"]] == [("a.py", "edited", 1)]
+
+
+async def test_a_session_in_a_subfolder_names_files_from_the_repositorys_top(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    sub = repo / "sub"
+    sub.mkdir()
+    made = await new_session(client, await make_profile(client, sub, fake_claude), worktree=False)
+    await write_with_the_tool(
+        client, fake_claude, made["id"], {sub / "own.py": "x = 1\n", sub / ".env": "A=1\n"}
+    )
+    sh(repo, "echo later >> f.txt")
+
+    body = await changes(client, made["id"])
+    assert (body["source"], body["cwd"], body["root"]) == ("snapshot", str(sub), str(repo))
+    assert summary(body) == {
+        "f.txt": ("edited", None, 1, 0, True),
+        "sub/own.py": ("created", None, 1, 0, False),
+        "sub/.env": ("edited", None, 0, 0, False),
+    }

@@ -24,7 +24,7 @@ to the session's folder in the tools view (absolute where outside it).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -92,7 +92,7 @@ def session_changes(events: EventLog, chat: ChatSession, cwd: str) -> SessionCha
         return _from_tools(tools, cwd, note=_why_not(source, exc))
     own = {_absolute(here, f.path): f for f in tools}
     files = [_from_git(f, own.get(top / f.path), own_folder=source == "git") for f in found]
-    return SessionChanges(source, base, str(top), files + [_from_tool(f) for f in unlisted])
+    return SessionChanges(source, base, str(top), files + unlisted)
 
 
 def _from_tools(
@@ -153,15 +153,16 @@ def _absolute(cwd: Path, path: str) -> Path:
 
 def _unlisted(
     top: Path, cwd: Path, tools: list[tool_changes.FileChange], listed: set[str]
-) -> list[tool_changes.FileChange]:
+) -> list[ChangedFile]:
     """Files the tools wrote that git's diff cannot show: ignored ones, and ones outside
-    the repository (an agent in a worktree writing into the user's checkout, say)."""
+    the repository (an agent in a worktree writing into the user's checkout, say); named
+    like git's files, relative to the top (absolute outside it)."""
     inside: dict[str, tool_changes.FileChange] = {}
-    found: list[tool_changes.FileChange] = []
+    found: list[ChangedFile] = []
     for f in tools:
         where = _absolute(cwd, f.path)
         if not where.is_relative_to(top):
-            found.append(f)
+            found.append(replace(_from_tool(f), path=str(where)))
         elif (relative := where.relative_to(top).as_posix()) not in listed:
             inside[relative] = f
     if inside:
@@ -172,5 +173,7 @@ def _unlisted(
             input="".join(f"{p}\0" for p in inside).encode(),
             ok=(0, 1),
         )
-        found += [inside[p] for p in text(ignored.stdout).split("\0") if p in inside]
+        for path in text(ignored.stdout).split("\0"):
+            if path in inside:
+                found.append(replace(_from_tool(inside[path]), path=path))
     return found
