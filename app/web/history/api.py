@@ -4,6 +4,7 @@ own transcripts."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -13,7 +14,8 @@ from starlette.datastructures import UploadFile
 
 from app.errors import ValidationFailed
 from app.schemas import SessionPublic
-from app.services.review import changes, export_import, exporter
+from app.services.review import export_import, exporter
+from app.services.review import session_changes as session_changes_service
 from app.services.store import store
 from app.services.transcripts import importer, terminal
 from app.services.transcripts.importer import ClaudeImportReport
@@ -136,19 +138,34 @@ def _parse_json(raw: bytes) -> Any:
 class SessionChangesPublic(BaseModel):
     session_id: str
     cwd: str
-    files: list[changes.FileChange]
+    # git: the worktree since its base commit; snapshot: the folder since the session
+    # started; tools: what its tools wrote (outside git).
+    source: session_changes_service.Source
+    base: str | None
+    root: str
+    note: str | None
+    files: list[session_changes_service.ChangedFile]
 
 
 @router.get("/sessions/{session_id}/changes", tags=["history"], response_model=SessionChangesPublic)
 async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
-    """Every file the session's tools created, edited or deleted, with one diff per file.
+    """Every file the session changed, with one diff per file, from the best source its
+    folder allows (``source``).
 
-    A file something else changed since is marked ``changed_outside`` and shows the
-    session's own edits one by one. Changes made by shell commands are not seen."""
+    ``git``: a session in its own worktree; everything between ``base`` (the commit it
+    left its base branch at) and the worktree now: commits, uncommitted and new files,
+    shell commands' changes included. ``snapshot``: a session in a plain git folder;
+    everything that differs from ``base``, the tree recorded when the session started;
+    files the session's tools did not write are marked ``changed_outside`` (a shell
+    command of the session or something else changed them). ``tools``: outside git, the
+    files the session's tools wrote; shell commands' changes are not seen. Paths are
+    relative to ``root``."""
     chat = store.get_session(state.engine, session_id)
     cwd = store.session_profile(state.engine, chat).cwd
-    files = await asyncio.to_thread(changes.changes_of, state.events, session_id, cwd)
-    return {"session_id": session_id, "cwd": cwd, "files": files}
+    found = await asyncio.to_thread(
+        session_changes_service.session_changes, state.events, chat, cwd
+    )
+    return {"session_id": session_id, "cwd": cwd, **asdict(found)}
 
 
 @router.get("/claude/live", tags=["history"], response_model=list[terminal.TerminalSession])

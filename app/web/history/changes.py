@@ -1,4 +1,6 @@
-"""The session page's Changes tab: every file the session changed, with its diff."""
+"""The session page's Changes tab: every file the session changed, with its diff, from the
+source its folder allows (git worktree, snapshot, or the tools; see
+``app.services.review.session_changes``)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,11 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.services.review import changes
+from app.services.review.session_changes import session_changes
 from app.services.store import store
 from app.web.context import base_context
 from app.web.deps import StateDep
-from app.web.history.diffview import split_rows
+from app.web.history.diffview import split_rows, unified_rows
 
 router = APIRouter(include_in_schema=False)
 
@@ -26,14 +28,24 @@ async def changes_page(
 ) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
     profile = store.session_profile(state.engine, chat)
-    files = await asyncio.to_thread(changes.changes_of, state.events, session_id, profile.cwd)
+    found = await asyncio.to_thread(session_changes, state.events, chat, profile.cwd)
+    files = found.files
     context = base_context(request, state) | {
         "session": chat,
         "profile": profile,
         "view": view,
         "changes_tab": True,
+        "source": found.source,
+        "base": found.base,
+        "root": found.root,
+        "note": found.note,
         "files": [
-            {**f.to_dict(), "rows": split_rows(f.diff) if view == "split" else []} for f in files
+            {
+                **f.to_dict(),
+                "rows": split_rows(f.diff) if view == "split" else [],
+                "lines": unified_rows(f.diff) if view == "unified" else [],
+            }
+            for f in files
         ],
         "additions": sum(f.additions for f in files),
         "deletions": sum(f.deletions for f in files),

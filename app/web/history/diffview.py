@@ -1,13 +1,87 @@
-"""A unified diff laid out side by side (old left, new right) for the split view."""
+"""A unified diff as rows for the Changes tab: line by line (unified) or side by side (split).
+
+Each row that is a line of the file knows its line number on its side (``new`` for added
+and context lines, ``old`` for removed ones), which the page writes on it as
+``data-side`` / ``data-line`` for comments to anchor to. The hunk headers' counts say
+where a hunk ends, so git's file headers (``diff --git``, ``index``, ``---``/``+++``) are
+left out and a removed line that reads ``-- x`` is still a line of the file.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["SplitRow", "split_rows"]
+__all__ = ["SplitRow", "UnifiedRow", "split_rows", "unified_rows"]
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+# "\ No newline at end of file", and the cut a permission preview marks with "…".
+_NOTES = ("\\", "…")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass(frozen=True)
+class _Line:
+    kind: str  # hunk, del, add, ctx or meta ("\ No newline at end of file")
+    text: str  # without the +/-/space marker for file lines
+    old_no: int | None = None
+    new_no: int | None = None
+
+
+def _lines(diff: str) -> Iterator[_Line]:
+    old_no = new_no = 0
+    old_left = new_left = 0  # lines of the current hunk still to come, per side
+    in_hunk = False
+    # Only "\n" ends a line: a form feed or a lone "\r" inside one is part of its text.
+    for line in diff.removesuffix("\n").split("\n") if diff else []:
+        if not in_hunk or (old_left <= 0 and new_left <= 0):
+            in_hunk = False
+            if m := _HUNK.match(line):
+                old_no, new_no = int(m[1]), int(m[3])
+                old_left = 1 if m[2] is None else int(m[2])
+                new_left = 1 if m[4] is None else int(m[4])
+                in_hunk = True
+                yield _Line("hunk", line)
+            elif line.startswith(_NOTES):
+                yield _Line("meta", line)
+            continue
+        marker, rest = line[:1], line[1:]
+        if marker == "-":
+            yield _Line("del", rest, old_no=old_no)
+            old_no, old_left = old_no + 1, old_left - 1
+        elif marker == "+":
+            yield _Line("add", rest, new_no=new_no)
+            new_no, new_left = new_no + 1, new_left - 1
+        elif line.startswith(_NOTES):
+            yield _Line("meta", line)
+        else:  # " ", or an empty line where a tool stripped the trailing space
+            yield _Line("ctx", rest, old_no=old_no, new_no=new_no)
+            old_no, new_no = old_no + 1, new_no + 1
+            old_left, new_left = old_left - 1, new_left - 1
+
+
+@dataclass(frozen=True)
+class UnifiedRow:
+    """One line of the unified view: ``text`` as the diff has it (marker included)."""
+
+    kind: str
+    text: str
+    side: str | None = None  # "new" or "old" for a line of the file; None for the rest
+    line: int | None = None
+
+
+def unified_rows(diff: str) -> list[UnifiedRow]:
+    rows: list[UnifiedRow] = []
+    for ln in _lines(diff):
+        if ln.kind == "del":
+            rows.append(UnifiedRow("del", "-" + ln.text, "old", ln.old_no))
+        elif ln.kind == "add":
+            rows.append(UnifiedRow("add", "+" + ln.text, "new", ln.new_no))
+        elif ln.kind == "ctx":
+            rows.append(UnifiedRow("ctx", " " + ln.text, "new", ln.new_no))
+        else:
+            rows.append(UnifiedRow(ln.kind, ln.text))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -20,13 +94,23 @@ class SplitRow:
     new_no: int | None = None
     new: str | None = None
 
+    @property
+    def side(self) -> str | None:
+        """The side the row stands for: its new line where it has one, else its old one."""
+        if self.kind == "hunk":
+            return None
+        return "new" if self.new is not None else "old"
+
+    @property
+    def line(self) -> int | None:
+        return self.new_no if self.side == "new" else self.old_no if self.side else None
+
 
 def split_rows(diff: str) -> list[SplitRow]:
     """Rows for a table: removed lines beside the lines added in their place."""
     rows: list[SplitRow] = []
-    old_no = new_no = 0
-    removed: list[tuple[int, str]] = []
-    added: list[tuple[int, str]] = []
+    removed: list[tuple[int | None, str]] = []
+    added: list[tuple[int | None, str]] = []
 
     def pair() -> None:
         for i in range(max(len(removed), len(added))):
@@ -36,23 +120,16 @@ def split_rows(diff: str) -> list[SplitRow]:
         removed.clear()
         added.clear()
 
-    for line in diff.splitlines():
-        if line.startswith(("--- ", "+++ ")):
-            continue
-        if m := _HUNK.match(line):
+    for ln in _lines(diff):
+        if ln.kind == "hunk":
             pair()
-            old_no, new_no = int(m[1]), int(m[2])
-            rows.append(SplitRow("hunk", old=line))
-        elif line.startswith("-"):
-            removed.append((old_no, line[1:]))
-            old_no += 1
-        elif line.startswith("+"):
-            added.append((new_no, line[1:]))
-            new_no += 1
-        elif line.startswith(" "):
+            rows.append(SplitRow("hunk", old=ln.text))
+        elif ln.kind == "del":
+            removed.append((ln.old_no, ln.text))
+        elif ln.kind == "add":
+            added.append((ln.new_no, ln.text))
+        elif ln.kind == "ctx":
             pair()
-            rows.append(SplitRow("ctx", old_no, line[1:], new_no, line[1:]))
-            old_no += 1
-            new_no += 1
+            rows.append(SplitRow("ctx", ln.old_no, ln.text, ln.new_no, ln.text))
     pair()
     return rows

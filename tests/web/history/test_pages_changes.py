@@ -65,7 +65,15 @@ async def test_a_session_without_edits_says_so(
     page = BeautifulSoup((await client.get(f"/sessions/{sid}/changes")).text, "html.parser")
     assert page.select_one("#changes-none") is not None
     r = await client.get(f"/api/sessions/{sid}/changes")
-    assert r.json() == {"session_id": sid, "cwd": str(project_dir), "files": []}
+    assert r.json() == {
+        "session_id": sid,
+        "cwd": str(project_dir),
+        "source": "tools",
+        "base": None,
+        "root": str(project_dir),
+        "note": None,
+        "files": [],
+    }
     assert (await client.get("/api/sessions/nope/changes")).status_code == 404
 
 
