@@ -73,6 +73,17 @@ def tools_rules(one: Path, two: Path) -> dict[str, Any]:
     }
 
 
+async def changes_of(client: httpx.AsyncClient, sid: str) -> dict[str, Any]:
+    """path -> (status, additions, deletions, old path), as the Changes view has them from git."""
+    r = await client.get(f"/api/sessions/{sid}/changes")
+    assert r.status_code == 200, r.text
+    assert r.json()["source"] == "git"
+    return {
+        f["path"]: (f["status"], f["additions"], f["deletions"], f["old_path"])
+        for f in r.json()["files"]
+    }
+
+
 async def worktree_session(
     client: httpx.AsyncClient, profile_id: str, title: str
 ) -> dict[str, Any]:
@@ -117,6 +128,16 @@ async def test_two_sessions_work_apart_in_worktrees_of_one_repository(
     assert (path_two / "app.txt").read_text() == "alpha from shell\nbeta\ngamma\n"
     assert not (path_two / "gone.txt").exists() and not (path_two / "notes.txt").exists()
     assert (path_two / "moved.txt").read_text() == "to be moved\n"
+    # Each Changes view is the repository's truth for that worktree alone.
+    mine = await changes_of(client, one["id"])
+    assert mine == {"app.txt": ("edited", 1, 1, None), "notes.txt": ("created", 1, 0, None)}
+    theirs = await changes_of(client, two["id"])
+    assert theirs == {
+        "app.txt": ("edited", 1, 1, None),
+        "gone.txt": ("deleted", 0, 1, None),
+        "moved.txt": ("renamed", 0, 0, "old.txt"),
+    }
+
     # The user's checkout, branches, stash and own worktree are as they were.
     assert (repo / "app.txt").read_text() == START
     assert git(repo, "status", "--porcelain") == before["status"]
