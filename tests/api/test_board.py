@@ -204,15 +204,21 @@ async def test_compare_makes_nothing_when_a_folder_is_not_a_repository(
 
 
 async def test_compare_takes_back_what_it_made_when_a_run_is_refused(
-    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any], tmp_path: Path
 ) -> None:
-    good = await make_profile(client, repo, fake_claude)
-    body = {"prompt": "go", "runs": [{"profile_id": good}, {"profile_id": "no-such-profile"}]}
+    # A repository without a commit yet: git cannot branch a worktree from it.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q", "-b", "main")
+    good = await make_profile(client, repo, fake_claude, name="good")
+    unborn = await make_profile(client, empty, fake_claude, name="unborn")
+    body = {"prompt": "go", "runs": [{"profile_id": good}, {"profile_id": unborn}]}
     r = await client.post("/api/board/compare", json=body)
-    assert r.status_code == 404, r.text
+    assert r.status_code in (409, 422), r.text
     assert (await client.get("/api/sessions")).json() == []
     assert len(git(repo, "worktree", "list").splitlines()) == 1
     assert git(repo, "branch", "--list", "angelia/*") == ""
+    assert fake_starts(fake_claude) == []
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ merged or not). The git part costs a few git processes per session, so it is cac
 worktree under a signature read with ``stat`` alone (its HEAD, its index, the branch and
 base refs): a board of idle sessions re-reads nothing. Files the agent edits change no
 ref, so the session's newest event is part of the key too, and a busy session is
-re-read at most every ``MIN_REFRESH_S``. Git runs in worker threads, at most
+re-read at most every ``MIN_REFRESH_S``; an edit by hand, with no event at all, shows
+within ``MAX_AGE_S``. Git runs in worker threads, at most
 ``GIT_WORKERS`` at a time, so a board of many sessions never takes the whole machine.
 """
 
@@ -37,6 +38,8 @@ __all__ = ["BoardCard", "GitCache", "GitView", "PendingView", "board"]
 MAX_SESSIONS = 50
 ACTIVE = ("working", "waiting")
 MIN_REFRESH_S = 2.0
+# Files edited by hand in a worktree move neither a ref nor an event: read again this often.
+MAX_AGE_S = 15.0
 GIT_WORKERS = 2
 LINE_CHARS = 200
 # The newest answers looked through for the main agent's own (a subagent's are skipped).
@@ -157,7 +160,8 @@ class GitCache:
             kept = self._kept.get(key)
         if kept is None or kept.signature != sig:
             return None
-        if kept.hint == hint or time.monotonic() - kept.at < MIN_REFRESH_S:
+        age = time.monotonic() - kept.at
+        if (kept.hint == hint and age < MAX_AGE_S) or age < MIN_REFRESH_S:
             return kept.view
         return None
 
