@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from app.services.git.merge import merge
+from app.services.sessions.board import CACHE
 from tests.api.test_chat import make_profile
 from tests.api.test_worktree_sessions import repo
 from tests.conftest import write_scenario
@@ -256,3 +257,25 @@ async def test_the_board_page_and_its_compare_form(
     assert r.status_code == 422
     assert "cannot run in a worktree" in r.text and "Tidy up" in r.text
     assert len((await client.get("/api/sessions")).json()) == 2
+
+
+async def test_an_idle_board_asks_git_nothing_again(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    pid = await make_profile(client, repo, fake_claude)
+    worktrees = []
+    for title in ("one", "two", "three"):
+        made = await worktree_session(client, pid, title)
+        wt = Path(made["worktree"]["path"])
+        (wt / f"{title}.txt").write_text(f"{title}\n")
+        commit_all(wt, title)
+        worktrees.append(wt)
+    assert len(await board(client)) == 3
+    read = CACHE.reads
+    assert len(await board(client)) == 3
+    assert CACHE.reads == read, "nothing changed, yet git was asked again"
+    (worktrees[0] / "more.txt").write_text("more\n")
+    commit_all(worktrees[0], "more")
+    cards = await board(client)
+    assert CACHE.reads == read + 1, "only the worktree whose branch moved is read again"
+    assert sorted(c["worktree"]["ahead"] for c in cards.values()) == [1, 1, 2]
