@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, or_
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -34,7 +34,7 @@ from app.services.store.eventlog import EventLog
 
 __all__ = ["BoardCard", "GitCache", "GitView", "PendingView", "board"]
 
-# The newest sessions considered; older ones are in the history.
+# The newest finished worktree sessions considered; older ones are in the history.
 MAX_SESSIONS = 50
 ACTIVE = ("working", "waiting")
 MIN_REFRESH_S = 2.0
@@ -219,19 +219,18 @@ def last_line(events: EventLog, session_id: str) -> str:
 
 
 def _candidates(engine: Engine) -> list[ChatSession]:
-    stmt = (
+    """Every session at work, and the newest ``MAX_SESSIONS`` with a worktree."""
+    newest = (col(ChatSession.updated_at).desc(), col(ChatSession.id).desc())
+    active = select(ChatSession).where(col(ChatSession.status).in_(ACTIVE)).order_by(*newest)
+    in_worktrees = (
         select(ChatSession)
-        .where(
-            or_(
-                col(ChatSession.status).in_(ACTIVE),
-                col(ChatSession.worktree_path).is_not(None),
-            )
-        )
-        .order_by(col(ChatSession.updated_at).desc(), col(ChatSession.id).desc())
+        .where(col(ChatSession.worktree_path).is_not(None), col(ChatSession.status).not_in(ACTIVE))
+        .order_by(*newest)
         .limit(MAX_SESSIONS)
     )
     with Session(engine) as db:
-        return list(db.exec(stmt))
+        rows = list(db.exec(active)) + list(db.exec(in_worktrees))
+    return sorted(rows, key=lambda c: (c.updated_at, c.id), reverse=True)
 
 
 def _pending(engine: Engine, ids: list[str]) -> dict[str, list[PermissionRequest]]:
