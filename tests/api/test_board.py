@@ -279,3 +279,19 @@ async def test_an_idle_board_asks_git_nothing_again(
     cards = await board(client)
     assert CACHE.reads == read + 1, "only the worktree whose branch moved is read again"
     assert sorted(c["worktree"]["ahead"] for c in cards.values()) == [1, 1, 2]
+
+
+async def test_agent_text_on_the_board_stays_text(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    hostile = '<img src=x onerror="alert(1)">'
+    pid = await profile_with(
+        client, repo, fake_claude, "hostile", [[bash(hostile), {"text": f"Done.\n{hostile}"}]]
+    )
+    made = await worktree_session(client, pid, hostile)
+    await send(client, made["id"], "go")
+    cards = await board_until(client, lambda c: c.get(made["id"], {}).get("status") == "waiting")
+    assert cards[made["id"]]["pending"]["summary"] == hostile
+    page = (await client.get("/board")).text
+    assert hostile not in page
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in page
