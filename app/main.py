@@ -26,6 +26,8 @@ from app.services.store.eventlog import EventLog
 from app.services.transcripts.follow import Follower
 from app.settings import Settings
 from app.web import docs, pages_signins
+from app.web.board import api as api_board
+from app.web.board import pages as pages_board
 from app.web.bodylimits import JsonBodyLimits
 from app.web.chat import api, pages
 from app.web.chat import decisions as pages_decisions
@@ -119,6 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(docs.router)
     app.include_router(api_history.router)
     app.include_router(api_usage.router)
+    app.include_router(api_board.router)
     app.include_router(pages.router)
     app.include_router(pages_changes.router)
     app.include_router(pages_terminal.router)
@@ -128,6 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_history.router)
     app.include_router(pages_usage.router)
     app.include_router(pages_signins.router)
+    app.include_router(pages_board.router)
     app.add_middleware(DurableWrites, events=events)
     app.add_middleware(JsonBodyLimits)
     app.add_middleware(SecurityMiddleware, settings=settings, token=token, signins=signins)
