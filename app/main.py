@@ -33,6 +33,7 @@ from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history
 from app.web.history import changes as pages_changes
+from app.web.history import finish as finish_work
 from app.web.history import pages as pages_history
 from app.web.history import review as pages_review
 from app.web.history import terminal as pages_terminal
@@ -121,6 +122,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_usage.router)
     app.include_router(pages.router)
     app.include_router(pages_changes.router)
+    app.include_router(finish_work.router)
+    app.include_router(finish_work.pages)
     app.include_router(pages_terminal.router)
     app.include_router(pages_decisions.router)
     app.include_router(pages_review.router)
