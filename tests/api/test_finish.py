@@ -19,15 +19,19 @@ from tests.helpers import count, send, wait_for_events
 from tests.services.git.conftest import commit_all, git, refs
 
 
+def make_repo(folder: Path) -> Path:
+    """``folder`` as a repository on ``main``: f.txt, committed, by an author of its own."""
+    for args in (("init", "-q", "-b", "main"), ("config", "user.name", "Ada")):
+        git(folder, *args)
+    git(folder, "config", "user.email", "ada@example.test")
+    (folder / "f.txt").write_text("one\n")
+    commit_all(folder, "start")
+    return folder
+
+
 @pytest.fixture
 def repo(project_dir: Path) -> Path:
-    """A repository on ``main``: f.txt, committed, by an author of its own."""
-    for args in (("init", "-q", "-b", "main"), ("config", "user.name", "Ada")):
-        git(project_dir, *args)
-    git(project_dir, "config", "user.email", "ada@example.test")
-    (project_dir / "f.txt").write_text("one\n")
-    commit_all(project_dir, "start")
-    return project_dir
+    return make_repo(project_dir)
 
 
 async def new_session(client: httpx.AsyncClient, pid: str, title: str) -> dict[str, Any]:

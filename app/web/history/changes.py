@@ -13,6 +13,7 @@ from app.services.store import store
 from app.web.context import base_context
 from app.web.deps import StateDep
 from app.web.history.diffview import split_rows
+from app.web.history.finish import panel
 
 router = APIRouter(include_in_schema=False)
 
@@ -32,6 +33,7 @@ async def changes_page(
         "profile": profile,
         "view": view,
         "changes_tab": True,
+        "finish": await panel(state, chat),
         "files": [
             {**f.to_dict(), "rows": split_rows(f.diff) if view == "split" else []} for f in files
         ],
