@@ -82,6 +82,8 @@ async def test_the_panel_shows_the_branch_and_commits_and_merges(
     soup = await post_form(client, f"/sessions/{sid}/finish/merge", {"strategy": "ff"})
     assert "into main" in text_of(soup, "#finish-done")
     assert soup.select_one("#finish-merged") is not None
+    assert soup.select_one("#finish-nothing") is not None
+    assert all(b.has_attr("disabled") for b in soup.select(".finish-strategies button"))
     assert (repo / "f.txt").read_text() == "tidied\n"
     # Merged: discarding loses nothing, so no tick is asked for.
     assert soup.select_one("#finish-confirm") is None
