@@ -27,7 +27,7 @@ from app.services.git import inventory, worktrees
 from app.services.git.repo import GitError
 from app.services.sessions.finish import BUSY_STATUSES, forget_worktree
 
-__all__ = ["Listed", "Tidied", "clean_up", "listing", "session_ids"]
+__all__ = ["Listed", "Tidied", "clean_up", "listing"]
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +68,6 @@ def _sessions(engine: Engine) -> list[tuple[ChatSession, str]]:
             .where(ChatSession.worktree_path.is_not(None))  # type: ignore[union-attr]
         ).all()
     return [(chat, cwd) for chat, cwd in rows]
-
-
-def session_ids(engine: Engine) -> list[str]:
-    """The sessions that have a worktree."""
-    return [chat.id for chat, _ in _sessions(engine)]
 
 
 def listing(engine: Engine, data_dir: Path) -> list[Listed]:

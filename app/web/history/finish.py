@@ -194,10 +194,11 @@ async def merge_form(
 async def resolve_form(session_id: str, state: StateDep) -> RedirectResponse:
     chat = store.get_session(state.engine, session_id)
     try:
-        files = await finish.ask_to_resolve(state.engine, state.manager, chat)
+        await finish.ask_to_resolve(state.engine, state.manager, chat)
     except AppError as exc:
         return _refused_back(session_id, exc)
-    return RedirectResponse(f"/sessions/{session_id}?asked={len(files)}", status_code=303)
+    # To the conversation, where the message and the agent's answer appear.
+    return RedirectResponse(f"/sessions/{session_id}", status_code=303)
 
 
 @pages.post("/sessions/{session_id}/finish/discard")

@@ -41,9 +41,15 @@ async def worktrees_page(request: Request, state: StateDep) -> HTMLResponse:
 
 @router.post("/worktrees/clean-up")
 async def clean_up(state: StateDep) -> RedirectResponse:
-    ids = await asyncio.to_thread(hygiene.session_ids, state.engine)
-    busy = {sid for sid in ids if state.manager.busy(sid)}
-    done = await asyncio.to_thread(hygiene.clean_up, state.engine, state.settings.data_dir, busy)
+    data_dir, manager = state.settings.data_dir, state.manager
+    listed = await asyncio.to_thread(hygiene.listing, state.engine, data_dir)
+    sessions = [w.session_id for w in listed if w.removable and w.session_id]
+    busy = {sid for sid in sessions if manager.busy(sid)}
+    for sid in sessions:
+        if sid not in busy:
+            # An idle agent still works in the folder that is about to go.
+            await manager.stop_brain(sid)
+    done = await asyncio.to_thread(hygiene.clean_up, state.engine, data_dir, busy)
     outcome = {"removed": str(len(done.removed))}
     if done.failed:
         outcome["failed"] = "; ".join(f"{p.name}: {why}" for p, why in done.failed)[:1000]

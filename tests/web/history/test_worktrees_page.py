@@ -4,6 +4,7 @@ session, size and state (merged, unmerged, dirty, orphaned), the one clean-up bu
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from app.services.profiles.backends import BackendDetector
 from app.settings import Settings
 from tests.api.test_chat import make_profile
 from tests.api.test_finish import commit_edit, make_repo, new_session
+from tests.conftest import write_scenario
+from tests.faults._support import fake_starts
+from tests.helpers import count, send, wait_for_events
 from tests.services.git.conftest import git
 
 
@@ -51,6 +55,7 @@ async def test_states_sizes_clean_up_and_prune(
     tmp_path: Path,
 ) -> None:
     assert (await doctor_line(settings, tmp_path)).startswith("0 using 0 bytes")
+    write_scenario(fake_claude["scenario"], [[{"text": "nothing"}]])
     pid = await make_profile(client, repo, fake_claude)
     made = {t: await new_session(client, pid, t) for t in ("merged", "unmerged", "dirty", "orphan")}
     path = {t: Path(s["worktree"]["path"]) for t, s in made.items()}
@@ -88,6 +93,12 @@ async def test_states_sizes_clean_up_and_prune(
     assert str(path["unmerged"]) in git(repo, "worktree", "list")
     others = git(repo, "branch", "--list", "--format=%(refname:short)")
 
+    # The merged session's agent is running (idle) in the folder clean-up takes.
+    await send(client, made["merged"]["id"], "anything else?")
+    await wait_for_events(client, made["merged"]["id"], count("turn_end"))
+    [start] = fake_starts(fake_claude)
+    assert Path(start["cwd"]).resolve() == path["merged"].resolve()
+
     r = await client.post("/worktrees/clean-up")
     assert r.status_code == 303 and r.headers["location"] == "/worktrees?removed=2"
     for gone in ("merged", "orphan"):
@@ -101,6 +112,8 @@ async def test_states_sizes_clean_up_and_prune(
     assert left == set(others.split()) - {
         made[t]["worktree"]["branch"] for t in ("merged", "orphan")
     }
+    with pytest.raises(ProcessLookupError):  # stopped before its folder went
+        os.kill(start["pid"], 0)
     # The merged session stays, and records it has no worktree any more.
     got = (await client.get(f"/api/sessions/{made['merged']['id']}")).json()
     assert got["worktree"] is None
