@@ -100,6 +100,7 @@ async def test_commit_with_the_suggested_message_then_fast_forward(
     again = await client.post(f"/api/sessions/{sid}/commit", json={"message": "more"})
     assert again.status_code == 409 and "nothing to commit" in again.json()["detail"]
 
+    (repo / "notes.txt").write_text("the user's own, untouched\n")
     r = await client.post(f"/api/sessions/{sid}/merge", json={"strategy": "ff"})
     assert r.status_code == 200, r.text
     assert r.json()["commit"] == sha and r.json()["strategy"] == "ff"
@@ -107,7 +108,8 @@ async def test_commit_with_the_suggested_message_then_fast_forward(
     assert git(repo, "rev-parse", "main").strip() == sha
     # The user's own checkout moved with its branch, and is clean.
     assert (repo / "f.txt").read_text() == "two\n" and (repo / "new.txt").read_text() == "new\n"
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == "?? notes.txt\n"
+    assert (repo / "notes.txt").read_text() == "the user's own, untouched\n"
     assert (await client.get(f"/api/sessions/{sid}/worktree")).json()["merged"] is True
 
 
@@ -163,6 +165,20 @@ async def test_uncommitted_work_in_the_users_checkout_is_never_overwritten(
         assert r.status_code == 409, r.text
         assert r.json()["files"] == ["f.txt"] and r.json()["reason"] == "local_changes"
         assert Path(r.json()["checkout"]).resolve() == repo.resolve()
+    assert everything(repo, Path(session["worktree"]["path"])) == before
+
+
+async def test_an_untracked_file_of_the_user_the_merge_would_replace_is_kept(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    pid = await make_profile(client, repo, fake_claude)
+    session = await new_session(client, pid, "Add notes")
+    await commit_edit(client, session, "notes.txt", "the session's notes\n")
+    (repo / "notes.txt").write_text("the user's notes, never added\n")
+    before = everything(repo, Path(session["worktree"]["path"]))
+    r = await client.post(f"/api/sessions/{session['id']}/merge", json={"strategy": "squash"})
+    assert r.status_code == 409, r.text
+    assert r.json()["files"] == ["notes.txt"] and r.json()["reason"] == "local_changes"
     assert everything(repo, Path(session["worktree"]["path"])) == before
 
 

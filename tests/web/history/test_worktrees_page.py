@@ -82,7 +82,12 @@ async def test_states_sizes_clean_up_and_prune(
     assert all(
         size.strip()[0].isdigit() and "0 Bytes" not in size for _, _, size in page["rows"].values()
     )
-    assert page["soup"].select_one(".wt-loses") is not None  # the orphan's commit is lost
+    # The orphan's commit would be lost: the button asks for a tick first.
+    assert page["soup"].select_one(".wt-loses") is not None
+    tick = page["soup"].select_one("#cleanup-confirm")
+    assert tick is not None and tick.has_attr("required")
+    assert tick.find_parent("form")["action"] == "/worktrees/clean-up"
+    assert page["soup"].select_one("code.wt-repo").get_text() == str(repo)
     line = await doctor_line(settings, tmp_path)
     assert line.startswith("4 using ") and line.endswith(
         "kB (the worktrees page lists and cleans them up)"
