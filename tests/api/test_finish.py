@@ -152,33 +152,20 @@ async def test_a_conflicting_second_session_changes_nothing_anywhere(
     assert everything(repo, *paths) == before
 
 
+@pytest.mark.parametrize("name", ["f.txt", "notes.txt"], ids=["edited", "untracked"])
 async def test_uncommitted_work_in_the_users_checkout_is_never_overwritten(
-    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any], name: str
 ) -> None:
     pid = await make_profile(client, repo, fake_claude)
-    session = await new_session(client, pid, "Edit f")
-    await commit_edit(client, session, "f.txt", "from the session\n")
-    (repo / "f.txt").write_text("the user's unsaved edit\n")
+    session = await new_session(client, pid, "Edit")
+    await commit_edit(client, session, name, "from the session\n")
+    (repo / name).write_text("the user's unsaved work\n")
     before = everything(repo, Path(session["worktree"]["path"]))
     for strategy in ("ff", "merge", "squash"):
         r = await client.post(f"/api/sessions/{session['id']}/merge", json={"strategy": strategy})
         assert r.status_code == 409, r.text
-        assert r.json()["files"] == ["f.txt"] and r.json()["reason"] == "local_changes"
+        assert r.json()["files"] == [name] and r.json()["reason"] == "local_changes"
         assert Path(r.json()["checkout"]).resolve() == repo.resolve()
-    assert everything(repo, Path(session["worktree"]["path"])) == before
-
-
-async def test_an_untracked_file_of_the_user_the_merge_would_replace_is_kept(
-    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
-) -> None:
-    pid = await make_profile(client, repo, fake_claude)
-    session = await new_session(client, pid, "Add notes")
-    await commit_edit(client, session, "notes.txt", "the session's notes\n")
-    (repo / "notes.txt").write_text("the user's notes, never added\n")
-    before = everything(repo, Path(session["worktree"]["path"]))
-    r = await client.post(f"/api/sessions/{session['id']}/merge", json={"strategy": "squash"})
-    assert r.status_code == 409, r.text
-    assert r.json()["files"] == ["notes.txt"] and r.json()["reason"] == "local_changes"
     assert everything(repo, Path(session["worktree"]["path"])) == before
 
 
