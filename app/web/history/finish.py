@@ -25,7 +25,7 @@ from app.services.sessions import finish
 from app.services.store import store
 from app.web.deps import AppState, StateDep
 
-router = APIRouter(tags=["worktrees"])
+router = APIRouter(prefix="/api", tags=["worktrees"])
 
 MAX_MESSAGE_CHARS = 65_536
 # How many file names a redirect back to the panel carries (the address stays short).
@@ -80,14 +80,14 @@ async def worktree_json(state: AppState, chat: ChatSession) -> dict[str, Any]:
 # -- the API ------------------------------------------------------------------------------
 
 
-@router.get("/api/sessions/{session_id}/worktree")
+@router.get("/sessions/{session_id}/worktree")
 async def get_worktree(session_id: str, state: StateDep) -> dict[str, Any]:
     """The session's branch against its base: ahead/behind, dirty files, merged or not,
     and the suggested commit message; 422 for a session without a worktree."""
     return await worktree_json(state, store.get_session(state.engine, session_id))
 
 
-@router.post("/api/sessions/{session_id}/commit", status_code=201, response_model=None)
+@router.post("/sessions/{session_id}/commit", status_code=201, response_model=None)
 async def commit(session_id: str, body: CommitIn, state: StateDep) -> dict[str, Any]:
     """Commit everything in the session's worktree with ``message``."""
     chat = store.get_session(state.engine, session_id)
@@ -95,7 +95,7 @@ async def commit(session_id: str, body: CommitIn, state: StateDep) -> dict[str, 
     return {"commit": made, "worktree": await worktree_json(state, chat)}
 
 
-@router.post("/api/sessions/{session_id}/merge", response_model=None)
+@router.post("/sessions/{session_id}/merge", response_model=None)
 async def merge(session_id: str, body: MergeIn, state: StateDep) -> dict[str, Any] | Response:
     """Merge the session's branch into its base (``ff``, ``merge`` or ``squash``); 409
     with the conflicting files (or the user's uncommitted files in the way), nothing
@@ -113,7 +113,7 @@ async def merge(session_id: str, body: MergeIn, state: StateDep) -> dict[str, An
     }
 
 
-@router.post("/api/sessions/{session_id}/discard", response_model=None)
+@router.post("/sessions/{session_id}/discard", response_model=None)
 async def discard(
     session_id: str, state: StateDep, body: DiscardIn | None = None
 ) -> dict[str, Any] | Response:
@@ -130,7 +130,7 @@ async def discard(
     return {"discarded": True}
 
 
-@router.post("/api/sessions/{session_id}/resolve", status_code=202)
+@router.post("/sessions/{session_id}/resolve", status_code=202)
 async def resolve(session_id: str, state: StateDep) -> dict[str, Any]:
     """Send the session's agent the files that conflict with its base, and what to do."""
     chat = store.get_session(state.engine, session_id)
