@@ -6,6 +6,7 @@ refused while work would be lost and then removing only its folder and its branc
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from tests.api.test_chat import fake_log, make_profile
 from tests.browser.test_approvals import bash
 from tests.conftest import write_scenario
+from tests.faults._support import fake_starts
 from tests.helpers import count, send, wait_for_events
 from tests.services.git.conftest import commit_all, git, refs
 
@@ -210,14 +212,20 @@ async def test_discard_is_refused_while_work_would_be_lost_then_removes_only_its
 async def test_a_merged_worktree_is_discarded_without_confirming(
     client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
 ) -> None:
+    write_scenario(fake_claude["scenario"], [[{"text": "all done"}]])
     pid = await make_profile(client, repo, fake_claude)
     session = await new_session(client, pid, "Done")
     await commit_edit(client, session, "f.txt", "merged\n")
     r = await client.post(f"/api/sessions/{session['id']}/merge", json={"strategy": "squash"})
     assert r.status_code == 200, r.text
+    await send(client, session["id"], "anything left?")
+    await wait_for_events(client, session["id"], count("turn_end"))
+    [start] = fake_starts(fake_claude)  # its agent runs, idle, in the worktree
     r = await client.post(f"/api/sessions/{session['id']}/discard")
     assert r.status_code == 200, r.text
     assert not Path(session["worktree"]["path"]).exists()
+    with pytest.raises(ProcessLookupError):  # stopped before its folder went
+        os.kill(start["pid"], 0)
 
 
 async def test_deleting_a_session_with_discard_leaves_nothing_behind(
