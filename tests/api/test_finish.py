@@ -87,7 +87,7 @@ async def test_commit_with_the_suggested_message_then_fast_forward(
     assert r.status_code == 200, r.text
     info = r.json()
     assert info["branch"] == session["worktree"]["branch"] and info["base"] == "main"
-    assert (info["ahead"], info["behind"], info["merged"]) == (0, 0, True)
+    assert (info["ahead"], info["behind"], info["committed"]) == (0, 0, False)
     assert sorted(info["dirty"]) == ["f.txt", "new.txt"]
     suggested = info["suggested_message"]
     body = "\n".join(["I changed f.txt.", "", "It now says two.", *[f"line {i}" for i in range(5)]])
@@ -112,7 +112,8 @@ async def test_commit_with_the_suggested_message_then_fast_forward(
     assert (repo / "f.txt").read_text() == "two\n" and (repo / "new.txt").read_text() == "new\n"
     assert git(repo, "status", "--porcelain") == "?? notes.txt\n"
     assert (repo / "notes.txt").read_text() == "the user's own, untouched\n"
-    assert (await client.get(f"/api/sessions/{sid}/worktree")).json()["merged"] is True
+    after = (await client.get(f"/api/sessions/{sid}/worktree")).json()
+    assert (after["merged"], after["committed"], after["ahead"]) == (True, True, 0)
 
 
 async def test_a_conflicting_second_session_changes_nothing_anywhere(

@@ -73,6 +73,7 @@ class WorktreeInfo:
     dirty: list[str]  # uncommitted files in the worktree
     merged: bool  # the base has every change of the branch
     base_exists: bool
+    committed: bool  # the branch has moved since the session started (its own commits)
     suggested_message: str
 
 
@@ -121,7 +122,8 @@ def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
     base_exists = branch_commit(top, made.base) is not None
     ahead = behind = 0
     merged = False
-    if base_exists and branch_commit(top, made.branch) is not None:
+    tip = branch_commit(top, made.branch)
+    if base_exists and tip is not None:
         ahead, behind = git_merge.ahead_behind(top, made.branch, made.base)
         merged = ahead == 0 or git_merge.is_merged(top, made.branch, made.base)
     dirty = uncommitted(made.path) if made.path.is_dir() else []
@@ -135,6 +137,7 @@ def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
         dirty=dirty,
         merged=merged,
         base_exists=base_exists,
+        committed=tip is not None and tip != made.base_commit,
         suggested_message=suggested_message(events, chat),
     )
 

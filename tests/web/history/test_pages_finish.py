@@ -63,6 +63,8 @@ async def test_the_panel_shows_the_branch_and_commits_and_merges(
     assert text_of(soup, "#finish-branch") == session["worktree"]["branch"]
     assert (text_of(soup, "#finish-ahead"), text_of(soup, "#finish-behind")) == ("0", "0")
     assert text_of(soup, "#finish-dirty") == "1 uncommitted file"
+    assert soup.select_one("#finish-merged") is None
+    assert "nothing is committed on this branch yet" in text_of(soup, "#finish-nothing")
     message = soup.select_one("#finish-message")
     assert message is not None and message.get_text() == "Tidy <the> docs"
     forms = {f["action"]: f for f in panel.find_all("form")}
@@ -82,7 +84,7 @@ async def test_the_panel_shows_the_branch_and_commits_and_merges(
     soup = await post_form(client, f"/sessions/{sid}/finish/merge", {"strategy": "ff"})
     assert "into main" in text_of(soup, "#finish-done")
     assert soup.select_one("#finish-merged") is not None
-    assert soup.select_one("#finish-nothing") is not None
+    assert "main has every change" in text_of(soup, "#finish-nothing")
     assert all(b.has_attr("disabled") for b in soup.select(".finish-strategies button"))
     assert (repo / "f.txt").read_text() == "tidied\n"
     # Merged: discarding loses nothing, so no tick is asked for.
