@@ -23,7 +23,7 @@ from app.brains import available_backends, conformance
 from app.db.datadir import too_open
 from app.services.profiles.backends import BackendDetector
 from app.services.profiles.firstrun import split_backends, suggested_backend
-from app.services.sessions.disk import usage
+from app.services.sessions import disk
 from app.settings import Settings
 
 __all__ = [
@@ -163,7 +163,7 @@ class Report:
             Fact("data dir writable", d.detail, problem=not d.writable),
             Fact("database", d.database if d.database_exists else "not created yet"),
             Fact("data dir private", _privacy(d), problem=bool(d.too_open)),
-            Fact("session worktrees", _worktrees(Path(d.path))),
+            Fact("session worktrees", disk.describe(Path(d.path))),
             Fact("sqlite", s.version),
             Fact(
                 "fts5",
@@ -190,6 +190,7 @@ class Report:
             "sqlite": asdict(self.sqlite),
             "backends": [asdict(b) for b in self.backends],
             "default_backend": asdict(self.default) | {"runs": self.default.runs},
+            "session_worktrees": disk.counted(Path(self.data_dir.path)),
         }
 
 
@@ -202,16 +203,6 @@ def _privacy(d: DataDirCheck) -> str:
         f" and {len(d.too_open) - 3} more" if len(d.too_open) > 3 else ""
     )
     return f"no: other users can read {shown}; angelia serve makes them private at its next start"
-
-
-def _worktrees(data_dir: Path) -> str:
-    count, size = usage(data_dir)
-    shown = f"{size} bytes"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if size >= scale:
-            shown = f"{size / scale:.1f} {unit}"
-            break
-    return f"{count} using {shown} (the worktrees page lists and cleans them up)"
 
 
 def _binary(b: BackendCheck) -> str:

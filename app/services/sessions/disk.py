@@ -8,7 +8,7 @@ from pathlib import Path
 from app.db.datadir import WORKTREES_DIR
 from app.services.git.inventory import size_on_disk
 
-__all__ = ["usage"]
+__all__ = ["counted", "describe", "usage"]
 
 
 def usage(data_dir: Path) -> tuple[int, int]:
@@ -25,3 +25,20 @@ def usage(data_dir: Path) -> tuple[int, int]:
                 count += 1
                 total += size_on_disk(folder)
     return count, total
+
+
+def describe(data_dir: Path) -> str:
+    """``angelia doctor``'s line: how many, and their size in plain units."""
+    count, size = usage(data_dir)
+    shown = f"{size} bytes"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            shown = f"{size / scale:.1f} {unit}"
+            break
+    return f"{count} using {shown} (the worktrees page lists and cleans them up)"
+
+
+def counted(data_dir: Path) -> dict[str, int]:
+    """``usage`` for JSON: ``{"count": …, "bytes": …}``."""
+    count, size = usage(data_dir)
+    return {"count": count, "bytes": size}

@@ -42,9 +42,13 @@ async def rows(client: httpx.AsyncClient, url: str = "/worktrees") -> dict[str, 
 
 
 async def doctor_line(settings: Settings, tmp_path: Path) -> str:
+    """The doctor's text line, checked against its JSON's count."""
     detector = BackendDetector(path=str(tmp_path / "no-bin"))
     report = await doctor.diagnose(settings, detector, profile=None)
-    return next(f.value for f in report.facts() if f.key == "session worktrees")
+    line = next(f.value for f in report.facts() if f.key == "session worktrees")
+    counted = report.to_json()["session_worktrees"]
+    assert line.startswith(f"{counted['count']} using ") and counted["bytes"] >= 0
+    return line
 
 
 async def test_states_sizes_clean_up_and_prune(
