@@ -35,9 +35,11 @@ from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history
 from app.web.history import changes as pages_changes
+from app.web.history import finish as finish_work
 from app.web.history import pages as pages_history
 from app.web.history import review as pages_review
 from app.web.history import terminal as pages_terminal
+from app.web.history import worktrees as pages_worktrees
 from app.web.profiles import pages as pages_profiles
 from app.web.render import make_templates
 from app.web.security import (
@@ -124,6 +126,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_board.router)
     app.include_router(pages.router)
     app.include_router(pages_changes.router)
+    app.include_router(finish_work.router)
+    app.include_router(finish_work.pages)
+    app.include_router(pages_worktrees.router)
     app.include_router(pages_terminal.router)
     app.include_router(pages_decisions.router)
     app.include_router(pages_review.router)

@@ -214,3 +214,24 @@ async def test_an_acp_agent_works_in_the_worktree_too(
     await wait_for_events(client, sid, count("turn_end"))
     assert [Path(s["cwd"]).resolve() for s in files.starts()] == [path.resolve()]
     assert [Path(p["cwd"]) for p in files.requests("session/new")] == [path]
+
+
+async def test_a_discarded_worktree_never_sends_the_agent_into_the_users_checkout(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    pid = await make_profile(client, repo, fake_claude)
+    r = await client.post("/api/sessions", json={"profile_id": pid, "worktree": True})
+    sid, branch = r.json()["id"], r.json()["worktree"]["branch"]
+    await send(client, sid, "hello")
+    await wait_for_events(client, sid, count("turn_end"))
+    r = await client.post(f"/api/sessions/{sid}/discard", json={"confirm": True})
+    assert r.status_code == 200, r.text
+    assert (await client.get(f"/api/sessions/{sid}")).json()["worktree"] is None
+
+    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "go on"})
+    assert r.status_code == 502, r.text
+    assert f"worktree (branch {branch}) was discarded" in r.json()["detail"]
+    assert [Path(s["cwd"]).resolve() for s in fake_starts(fake_claude)] != []
+    assert all(Path(s["cwd"]).resolve() != repo.resolve() for s in fake_starts(fake_claude))
+    page = (await client.get(f"/sessions/{sid}")).text
+    assert "was discarded" in page

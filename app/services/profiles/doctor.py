@@ -23,6 +23,7 @@ from app.brains import available_backends, conformance
 from app.db.datadir import too_open
 from app.services.profiles.backends import BackendDetector
 from app.services.profiles.firstrun import split_backends, suggested_backend
+from app.services.sessions import disk
 from app.settings import Settings
 
 __all__ = [
@@ -162,6 +163,7 @@ class Report:
             Fact("data dir writable", d.detail, problem=not d.writable),
             Fact("database", d.database if d.database_exists else "not created yet"),
             Fact("data dir private", _privacy(d), problem=bool(d.too_open)),
+            Fact("session worktrees", disk.describe(Path(d.path))),
             Fact("sqlite", s.version),
             Fact(
                 "fts5",
@@ -188,6 +190,7 @@ class Report:
             "sqlite": asdict(self.sqlite),
             "backends": [asdict(b) for b in self.backends],
             "default_backend": asdict(self.default) | {"runs": self.default.runs},
+            "session_worktrees": disk.counted(Path(self.data_dir.path)),
         }
 
 

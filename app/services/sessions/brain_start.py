@@ -61,6 +61,13 @@ async def start_brain(chat: ChatSession, profile: Profile) -> Brain:
     Raises:
         AppError: the folder is gone, the backend is unknown, or its CLI failed to start.
     """
+    if chat.worktree_branch and not chat.worktree_path:
+        # Never fall back to the profile's folder: that is the user's own checkout.
+        raise BrainStartError(
+            f"This session's worktree (branch {chat.worktree_branch}) was discarded, so its "
+            "agent has nowhere to work. Its history stays readable; start a new session "
+            "to go on."
+        )
     if not Path(profile.cwd).is_dir():
         raise BrainStartError(
             f"The folder {profile.cwd} no longer exists, so the agent cannot "

@@ -37,7 +37,7 @@ from app.services.permissions import rulebook
 from app.services.permissions.permissions import permission_to_dict
 from app.services.profiles import instructions
 from app.services.review import lineage
-from app.services.sessions import workspace
+from app.services.sessions import finish, workspace
 from app.services.sessions.images import decode_image
 from app.services.store import search, store
 from app.web.chat.streaming import replay_then_follow
@@ -177,10 +177,13 @@ async def rename_session(session_id: str, body: SessionUpdate, state: StateDep) 
 
 
 @router.delete("/sessions/{session_id}", status_code=204, tags=["sessions"])
-async def delete_session(session_id: str, state: StateDep) -> None:
-    """Delete a session with its events, permission requests and search rows."""
+async def delete_session(session_id: str, state: StateDep, discard: bool = False) -> None:
+    """Delete a session with its events, permission requests and search rows; with
+    ``?discard=true`` its worktree folder and branch go too, whatever they hold."""
     # Nothing may import into the session while or after it is deleted.
     await state.follower.stop(session_id, finish=False)
+    if discard:
+        await finish.discard_with_session(state.engine, state.manager, state.settings, session_id)
     await state.manager.delete_session(session_id)
 
 

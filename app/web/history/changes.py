@@ -15,6 +15,7 @@ from app.services.store import store
 from app.web.context import base_context
 from app.web.deps import StateDep
 from app.web.history.diffview import split_rows, unified_rows
+from app.web.history.finish import panel
 
 router = APIRouter(include_in_schema=False)
 
@@ -39,6 +40,7 @@ async def changes_page(
         "base": found.base,
         "root": found.root,
         "note": found.note,
+        "finish": await panel(state, chat),
         "files": [
             {
                 **f.to_dict(),

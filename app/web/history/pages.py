@@ -22,6 +22,7 @@ from app.errors import AppError, ValidationFailed
 from app.schemas import SessionUpdate
 from app.services.review import export_import
 from app.services.review.usage import check_day
+from app.services.sessions import finish
 from app.services.store import search, store
 from app.services.transcripts import importer, terminal
 from app.services.transcripts.claude_reader import is_session_id
@@ -357,8 +358,12 @@ async def rename(session_id: str, state: StateDep, title: Annotated[str, Form()]
 
 
 @router.post("/sessions/{session_id}/delete", response_model=None)
-async def delete(session_id: str, state: StateDep) -> Response:
+async def delete(
+    session_id: str, state: StateDep, discard: Annotated[str, Form()] = ""
+) -> Response:
     # Nothing may import into the session while or after it is deleted.
     await state.follower.stop(session_id, finish=False)
+    if discard == "yes":
+        await finish.discard_with_session(state.engine, state.manager, state.settings, session_id)
     await state.manager.delete_session(session_id)
     return RedirectResponse("/sessions", status_code=303)

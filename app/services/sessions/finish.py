@@ -1,0 +1,238 @@
+"""Finishing a worktree session's work: commit it, merge it into its base, or discard it.
+
+The git work is the git layer's (``app.services.git``); this module ties it to the
+session: which repository and branch, whether its agent is busy, the message a commit is
+suggested, and what the session records once its worktree is gone (no worktree: it stays
+readable, its transcript untouched). Functions marked blocking run git; call them from a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+
+from app.db.models import ChatSession
+from app.errors import AppError, ConflictError
+from app.services.git import merge as git_merge
+from app.services.git import worktrees
+from app.services.git.merge import Strategy
+from app.services.git.repo import branch_commit, repo_root, uncommitted
+from app.services.sessions.manager import SessionManager
+from app.services.sessions.workspace import worktrees_root
+from app.services.store import store
+from app.services.store.eventlog import EventLog
+from app.settings import Settings
+
+__all__ = [
+    "NoWorktree",
+    "WorktreeInfo",
+    "ask_to_resolve",
+    "commit",
+    "discard",
+    "discard_with_session",
+    "forget_worktree",
+    "info",
+    "merge",
+    "repository",
+    "resolve_message",
+    "suggested_message",
+    "worktree_of",
+]
+
+SUBJECT_CHARS = 72
+BODY_LINES = 8
+BODY_CHARS = 1_000
+# A session is mid-turn (its files may be changing) in these states.
+BUSY_STATUSES = frozenset({"working", "waiting"})
+# A discarded worktree leaves its branch and base on the session as a record: with no
+# path, the session has nowhere to work, and its agent is not started again (brain_start).
+DISCARDED_COLUMNS = {"worktree_path": None}
+
+
+class NoWorktree(AppError):
+    """The session works in its profile's folder, not in a worktree of its own."""
+
+    status = 422
+
+
+@dataclass(frozen=True)
+class WorktreeInfo:
+    path: str
+    branch: str
+    base: str
+    base_commit: str
+    ahead: int  # commits on the branch its base lacks
+    behind: int  # commits on the base the branch lacks
+    dirty: list[str]  # uncommitted files in the worktree
+    merged: bool  # the base has every change of the branch
+    base_exists: bool
+    committed: bool  # the branch has moved since the session started (its own commits)
+    suggested_message: str
+
+
+def worktree_of(chat: ChatSession) -> worktrees.Worktree:
+    if not (chat.worktree_path and chat.worktree_branch and chat.worktree_base):
+        raise NoWorktree(
+            f"Session {chat.id} has no worktree of its own: it works in its profile's folder, "
+            "so there is nothing to commit, merge or discard here"
+        )
+    return worktrees.Worktree(
+        path=Path(chat.worktree_path),
+        branch=chat.worktree_branch,
+        base=chat.worktree_base,
+        base_commit=chat.worktree_base_commit or "",
+    )
+
+
+def repository(engine: Engine, chat: ChatSession) -> str:
+    """The user's repository the session's worktree belongs to: its profile's folder."""
+    return store.get_profile(engine, chat.profile_id).cwd
+
+
+def suggested_message(events: EventLog, chat: ChatSession) -> str:
+    """The session's title as the subject, the first lines of its last answer as the body."""
+    subject = " ".join((chat.title or "").split()) or "Work from an Angelia session"
+    if len(subject) > SUBJECT_CHARS:
+        subject = subject[: SUBJECT_CHARS - 1].rstrip() + "…"
+    last = events.list(chat.id, kind="assistant_message", limit=1, newest=True)
+    answer = str(last[0].get("text") or "") if last else ""
+    lines: list[str] = []
+    for raw in answer.strip().splitlines():
+        if len(lines) == BODY_LINES:
+            break
+        line = raw.rstrip()
+        if not line and (not lines or not lines[-1]):
+            continue  # no blank line first and none doubled
+        lines.append(line)
+    body = "\n".join(lines).strip()[:BODY_CHARS].rstrip()
+    return f"{subject}\n\n{body}" if body else subject
+
+
+def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
+    """Where the session's branch stands against its base (blocking)."""
+    made = worktree_of(chat)
+    top = repo_root(repository(engine, chat))
+    base_exists = branch_commit(top, made.base) is not None
+    ahead = behind = 0
+    merged = False
+    tip = branch_commit(top, made.branch)
+    if base_exists and tip is not None:
+        ahead, behind = git_merge.ahead_behind(top, made.branch, made.base)
+        merged = ahead == 0 or git_merge.is_merged(top, made.branch, made.base)
+    dirty = uncommitted(made.path) if made.path.is_dir() else []
+    return WorktreeInfo(
+        path=str(made.path),
+        branch=made.branch,
+        base=made.base,
+        base_commit=made.base_commit,
+        ahead=ahead,
+        behind=behind,
+        dirty=dirty,
+        merged=merged,
+        base_exists=base_exists,
+        committed=tip is not None and tip != made.base_commit,
+        suggested_message=suggested_message(events, chat),
+    )
+
+
+def refuse_if_busy(manager: SessionManager, chat: ChatSession, doing: str) -> None:
+    if manager.busy(chat.id) or chat.status in BUSY_STATUSES:
+        raise ConflictError(
+            f"The session's agent is in the middle of a turn; wait for it to finish (or stop "
+            f"it) before you {doing}"
+        )
+
+
+async def commit(manager: SessionManager, chat: ChatSession, message: str) -> str:
+    """Commit everything in the session's worktree; the new commit."""
+    made = worktree_of(chat)
+    refuse_if_busy(manager, chat, "commit")
+    return await asyncio.to_thread(git_merge.commit, made.path, message)
+
+
+async def merge(
+    engine: Engine, manager: SessionManager, chat: ChatSession, strategy: Strategy
+) -> git_merge.MergeResult:
+    """Merge the session's branch into its base; on a conflict or a refusal nothing changes.
+
+    Raises:
+        MergeConflict: (409) the branches conflict; ``files`` names them.
+        LocalChanges: (409) the base is checked out with uncommitted work in the way.
+    """
+    made = worktree_of(chat)
+    refuse_if_busy(manager, chat, "merge")
+    top = await asyncio.to_thread(repo_root, repository(engine, chat))
+    return await asyncio.to_thread(git_merge.merge, top, made.branch, made.base, strategy)
+
+
+def resolve_message(branch: str, base: str, files: list[str]) -> str:
+    listed = "\n".join(f"- {f}" for f in files)
+    return (
+        f"Merging this worktree's branch {branch} into {base} conflicts in "
+        f"{len(files)} file{'s' if len(files) != 1 else ''}:\n{listed}\n\n"
+        f"Please merge {base} into {branch} here in this worktree (git merge {base}), "
+        "resolve the conflicts in those files keeping both sides' intent, check that the "
+        "result still works, and commit the merge. Do not touch any other checkout."
+    )
+
+
+async def ask_to_resolve(engine: Engine, manager: SessionManager, chat: ChatSession) -> list[str]:
+    """Send the session's agent the files that conflict and what to do; those files."""
+    made = worktree_of(chat)
+    top = await asyncio.to_thread(repo_root, repository(engine, chat))
+    files = await asyncio.to_thread(git_merge.conflicts, top, made.branch, made.base)
+    if not files:
+        raise ConflictError(
+            f"{made.branch} merges into {made.base} without conflicts now; there is nothing "
+            "for the agent to resolve"
+        )
+    await manager.send_message(chat.id, resolve_message(made.branch, made.base, files))
+    return files
+
+
+def forget_worktree(engine: Engine, session_id: str) -> None:
+    """The session records it has no worktree any more (its transcript stays)."""
+    store.update_session(engine, session_id, **DISCARDED_COLUMNS)
+
+
+async def discard(
+    engine: Engine,
+    manager: SessionManager,
+    data_dir: Path,
+    chat: ChatSession,
+    *,
+    confirm: bool = False,
+) -> None:
+    """Remove the session's worktree folder and its branch, and nothing else.
+
+    Raises:
+        UnsafeToDiscard: (409) unmerged commits or uncommitted files, without ``confirm``.
+    """
+    made = worktree_of(chat)
+    refuse_if_busy(manager, chat, "discard its work")
+    # An idle agent still has the folder as its working directory: it goes first. A
+    # refusal below only means it starts again (resuming) with the next message.
+    await manager.stop_brain(chat.id)
+    root = worktrees_root(data_dir)
+    await asyncio.to_thread(worktrees.remove, repository(engine, chat), root, made, confirm=confirm)
+    forget_worktree(engine, chat.id)
+
+
+async def discard_with_session(
+    engine: Engine, manager: SessionManager, settings: Settings, session_id: str
+) -> None:
+    """Before a session is deleted: its worktree and branch go, work in them or not (the
+    user asked for both at once); a session without one has nothing to discard."""
+    chat = store.get_session(engine, session_id)
+    if not chat.worktree_path:
+        return
+    made = worktree_of(chat)
+    # The session goes anyway, so a running turn is stopped rather than waited for.
+    await manager.stop_brain(session_id)
+    root = worktrees_root(settings.data_dir)
+    await asyncio.to_thread(worktrees.remove, repository(engine, chat), root, made, confirm=True)
+    forget_worktree(engine, session_id)
