@@ -1,6 +1,9 @@
 """Two real Claude Code sessions in worktrees of one repository, driven by the fake model:
-one changes a file through Write and Edit, the other through shell commands. Each works in
-its own checkout and the user's stays as it was."""
+one changes a file through Write and Edit, the other through shell commands (sed -i, rm,
+mv). Each Changes view holds all of its own changes and none of the other's; the first
+merges fast-forward; the second then conflicts (409, nothing changed), its agent resolves
+it when asked, and it merges; discarding it leaves the repository's other branches, stash
+and worktrees as they were."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from tests.services.git.conftest import commit_all, git
 pytestmark = pytest.mark.real_cli
 
 START = "alpha\nbeta\ngamma\n"
+RESOLVED = "alpha from edit and from shell\nbeta\ngamma\n"
 
 
 @pytest.fixture
@@ -56,6 +60,16 @@ def tools_rules(one: Path, two: Path) -> dict[str, Any]:
                     "command": "sed -i 's/alpha/alpha from shell/' app.txt && rm gone.txt"
                     " && mv old.txt moved.txt",
                     "description": "change files",
+                },
+            },
+            {
+                "match": "git merge main",
+                "tool": "Bash",
+                "input": {
+                    "command": "git merge main >/dev/null; printf '"
+                    + RESOLVED.replace("\n", "\\n")
+                    + "' > app.txt && git add app.txt && git commit -q --no-edit",
+                    "description": "merge main and resolve",
                 },
             },
         ],
@@ -138,11 +152,65 @@ async def test_two_sessions_work_apart_in_worktrees_of_one_repository(
         "moved.txt": ("renamed", 0, 0, "old.txt"),
     }
 
-    # The user's checkout, branches, stash and own worktree are as they were.
-    assert (repo / "app.txt").read_text() == START
+    # The first merges fast-forward into main, and the user's checkout follows it.
+    r = await client.post(f"/api/sessions/{one['id']}/commit", json={"message": "Edit the app"})
+    assert r.status_code == 201, r.text
+    r = await client.post(f"/api/sessions/{one['id']}/merge", json={"strategy": "ff"})
+    assert r.status_code == 200, r.text
+    assert (repo / "app.txt").read_text() == "alpha from edit\nbeta\ngamma\n"
+    assert git(repo, "rev-parse", "main").strip() == r.json()["commit"]
+
+    # The second now conflicts: 409 with the file, and nothing changed anywhere.
+    r = await client.post(f"/api/sessions/{two['id']}/commit", json={"message": "Shell it"})
+    assert r.status_code == 201, r.text
+    snapshot = {
+        "refs": git(repo, "for-each-ref"),
+        "status": git(repo, "status", "--porcelain"),
+        "worktrees": git(repo, "worktree", "list", "--porcelain"),
+        "app": (repo / "app.txt").read_text(),
+        "two": git(path_two, "status", "--porcelain"),
+    }
+    r = await client.post(f"/api/sessions/{two['id']}/merge", json={"strategy": "merge"})
+    assert r.status_code == 409, r.text
+    assert (r.json()["reason"], r.json()["files"]) == ("conflict", ["app.txt"])
+    assert snapshot == {
+        "refs": git(repo, "for-each-ref"),
+        "status": git(repo, "status", "--porcelain"),
+        "worktrees": git(repo, "worktree", "list", "--porcelain"),
+        "app": (repo / "app.txt").read_text(),
+        "two": git(path_two, "status", "--porcelain"),
+    }
+
+    # Asked to resolve, the agent merges main into its branch and commits; then it merges.
+    r = await client.post(f"/api/sessions/{two['id']}/resolve")
+    assert r.status_code == 202, r.text
+    await allow_all(client, two["id"], 2)
+    assert (path_two / "app.txt").read_text() == RESOLVED
+    r = await client.post(f"/api/sessions/{two['id']}/merge", json={"strategy": "merge"})
+    assert r.status_code == 200, r.text
+    assert (repo / "app.txt").read_text() == RESOLVED
+    assert not (repo / "gone.txt").exists() and (repo / "moved.txt").exists()
+
+    # Discarded once merged, it takes only its own folder and branch with it.
+    r = await client.post(f"/api/sessions/{two['id']}/discard", json={})
+    assert r.status_code == 200, r.text
+    assert not path_two.exists()
+    assert two["worktree"]["branch"] not in git(repo, "branch", "--list")
+    worktrees = git(repo, "worktree", "list")
+    assert str(path_one) in worktrees and str(repo.parent / "mine") in worktrees
+
+    # The user's branches (main aside), stash and own worktree are as they were.
     assert git(repo, "status", "--porcelain") == before["status"]
     assert git(repo, "stash", "list") == before["stash"]
     refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
-    assert [line for line in refs.splitlines() if "angelia/" not in line] == before[
-        "refs"
-    ].splitlines()
+
+    def others(listing: str) -> list[str]:
+        """Every ref but main (which the merges moved) and the sessions' own branches."""
+        return [
+            line
+            for line in listing.splitlines()
+            if not line.startswith(("refs/heads/main ", "refs/heads/angelia/"))
+        ]
+
+    assert others(refs) == others(before["refs"])
+    assert len(others(refs)) == 3  # feature-x, mine and the stash
