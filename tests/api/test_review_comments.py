@@ -4,6 +4,7 @@ once the agent's edit changed their line."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -164,9 +165,50 @@ async def test_a_removed_line_put_back_answers_its_comment(
     assert (await comment(client, sid, 5, "Put it back.", side="old")).status_code == 201
     assert (await client.post(f"/api/sessions/{sid}/comments/send")).status_code == 200
     await wait_for_events(client, sid, count("permission_request"))
+    # Sent while the agent waits for an answer: the message waits too, like any other.
+    assert (await comment(client, sid, 1, "And this one?")).status_code == 201
+    r = await client.post(f"/api/sessions/{sid}/comments/send")
+    assert r.status_code == 200 and r.json()["queued"] is True
+    waiting = r.json()["seq"]
+    queue = (await client.get(f"/api/sessions/{sid}/queue")).json()
+    assert [q["seq"] for q in queue] == [waiting]
     await approve_edit(client, sid, worktree, EDITED.replace("delta\n", "delta\nepsilon\n"))
     listed = (await client.get(f"/api/sessions/{sid}/comments")).json()
-    assert [c["answered"] for c in listed] == [True]
+    assert [(c["line"], c["side"], c["answered"]) for c in listed] == [
+        (1, "new", False),
+        (5, "old", True),
+    ]
+    await wait_for_events(client, sid, count("turn_end", 3))
+    assert prompts_sent(fake_claude)[-1] == (
+        "Review comments on your changes:\n\nf.txt:1\n> alpha\nAnd this one?"
+    )
+
+
+async def test_one_message_holds_what_fits_and_no_comment_goes_twice(
+    server: LiveServer, client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    sid, _ = await edited_session(client, repo, fake_claude)
+    first = (await comment(client, sid, 2, "x" * 10_000)).json()
+    fields = {k: first[k] for k in ("session_id", "path", "line", "side", "quote")}
+    with Session(server.app.state.angelia.engine) as db:
+        db.add_all(ReviewComment(**fields, body="y" * 10_000, context="") for _ in range(100))
+        db.commit()
+    # 101 comments of 10,000 characters are more than a message's 1,000,000: one send
+    # takes what fits, and a second send at the same moment takes the rest, not the same.
+    answers = await asyncio.gather(
+        client.post(f"/api/sessions/{sid}/comments/send"),
+        client.post(f"/api/sessions/{sid}/comments/send"),
+    )
+    assert [r.status_code for r in answers] == [200, 200]
+    sent = sorted((r.json() for r in answers), key=lambda a: a["sent"])
+    assert [(a["sent"], a["left"]) for a in sent] == [(2, 0), (99, 2)]
+    events = await wait_for_events(client, sid, count("user_message", 3))
+    (big,) = [e for e in events if e["seq"] == sent[1]["seq"]]
+    assert 990_000 < len(big["text"]) <= 1_000_000
+    listed = (await client.get(f"/api/sessions/{sid}/comments")).json()
+    seqs = [c["sent_seq"] for c in listed]
+    assert (seqs.count(sent[0]["seq"]), seqs.count(sent[1]["seq"])) == (2, 99)
+    assert (await client.post(f"/api/sessions/{sid}/comments/send")).status_code == 409
 
 
 @pytest.mark.parametrize(
