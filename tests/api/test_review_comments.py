@@ -41,10 +41,13 @@ def prompts_sent(fake: dict[str, Any]) -> list[str]:
 
 
 async def edited_session(
-    client: httpx.AsyncClient, repo: Path, fake: dict[str, Any]
+    client: httpx.AsyncClient,
+    repo: Path,
+    fake: dict[str, Any],
+    answer: tuple[str, str] = ("BETA", "Beta"),
 ) -> tuple[str, Path]:
     """A worktree session whose agent changed f.txt to ``EDITED`` in its first turn, and
-    whose second turn edits line 2 again (what the review asks for)."""
+    whose second turn asks to make the edit ``answer`` (what the review asks for)."""
     pid = await make_profile(client, repo, fake)
     r = await client.post("/api/sessions", json={"profile_id": pid, "worktree": True})
     assert r.status_code == 201, r.text
@@ -56,7 +59,7 @@ async def edited_session(
         {"text": "done"},
     ]
     # Asks first, so a test makes the edit on disk when it approves it.
-    second = [{**edit(target, "BETA", "Beta"), "permission": True}, {"text": "fixed"}]
+    second = [{**edit(target, *answer), "permission": True}, {"text": "fixed"}]
     write_scenario(fake["scenario"], [first, second])
     # The fake reports its edits; the file on disk is what they made.
     target.write_text(EDITED)
@@ -161,7 +164,8 @@ async def test_comments_go_to_the_agent_and_show_what_it_answered(
 async def test_a_removed_line_put_back_answers_its_comment(
     client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
 ) -> None:
-    sid, worktree = await edited_session(client, repo, fake_claude)
+    put_back = ("delta\n", "delta\nepsilon\n")
+    sid, worktree = await edited_session(client, repo, fake_claude, answer=put_back)
     assert (await comment(client, sid, 5, "Put it back.", side="old")).status_code == 201
     assert (await client.post(f"/api/sessions/{sid}/comments/send")).status_code == 200
     await wait_for_events(client, sid, count("permission_request"))
@@ -173,6 +177,9 @@ async def test_a_removed_line_put_back_answers_its_comment(
     queue = (await client.get(f"/api/sessions/{sid}/queue")).json()
     assert [q["seq"] for q in queue] == [waiting]
     await approve_edit(client, sid, worktree, EDITED.replace("delta\n", "delta\nepsilon\n"))
+    # The diff still shows the session's other change, no longer the removal.
+    (changed,) = (await client.get(f"/api/sessions/{sid}/changes")).json()["files"]
+    assert "-beta" in changed["diff"] and "-epsilon" not in changed["diff"]
     listed = (await client.get(f"/api/sessions/{sid}/comments")).json()
     assert [(c["line"], c["side"], c["answered"]) for c in listed] == [
         (1, "new", False),
