@@ -35,6 +35,7 @@ from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history
 from app.web.history import changes as pages_changes
+from app.web.history import comments as pages_comments
 from app.web.history import finish as finish_work
 from app.web.history import pages as pages_history
 from app.web.history import review as pages_review
@@ -126,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_board.router)
     app.include_router(pages.router)
     app.include_router(pages_changes.router)
+    pages_comments.install(app)
     app.include_router(finish_work.router)
     app.include_router(finish_work.pages)
     app.include_router(pages_worktrees.router)

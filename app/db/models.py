@@ -6,7 +6,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, ForeignKey, Index, String, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -150,3 +150,32 @@ class SignIn(SQLModel, table=True):
     expires_at: datetime
     # Which master token made it: a new token signs every browser out.
     token_mark: str
+
+
+class ReviewComment(SQLModel, table=True):
+    """A comment the user wrote on one line of a session's diff, until and after it is
+    sent to the agent (app/services/review/comments.py)."""
+
+    __tablename__ = "review_comment"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    # Deleted with its session by the database itself (foreign keys are on).
+    session_id: str = Field(
+        sa_column=Column(
+            String, ForeignKey("chat_session.id", ondelete="CASCADE"), nullable=False, index=True
+        )
+    )
+    path: str
+    line: int
+    side: str  # new | old
+    body: str
+    # The line as it read when the comment was written, as the message quotes it.
+    quote: str
+    # A digest of the line and its neighbours then: when it differs now, the comment was
+    # answered (the line, or the file around it, changed since).
+    context: str
+    status: str = "open"  # open | sent
+    created_at: datetime = Field(default_factory=utcnow)
+    sent_at: datetime | None = None
+    # The seq of the user_message event the comment went out in.
+    sent_seq: int | None = None

@@ -1,8 +1,8 @@
 """A unified diff as rows for the Changes tab: line by line (unified) or side by side (split).
 
-Each row that is a line of the file knows its line number on its side (``new`` for added
-and context lines, ``old`` for removed ones), which the page writes on it as
-``data-side`` / ``data-line`` for comments to anchor to. The hunk headers' counts say
+Each line of the file knows its line number on its side (``new`` for added and context
+lines, ``old`` for removed ones), which the page writes on it (unified: the line; split:
+each side's cell) as ``data-side`` / ``data-line`` for review comments to anchor to. The hunk headers' counts say
 where a hunk ends, so git's file headers (``diff --git``, ``index``, ``---``/``+++``) are
 left out and a removed line that reads ``-- x`` is still a line of the file.
 """
@@ -93,17 +93,6 @@ class SplitRow:
     old: str | None = None
     new_no: int | None = None
     new: str | None = None
-
-    @property
-    def side(self) -> str | None:
-        """The side the row stands for: its new line where it has one, else its old one."""
-        if self.kind == "hunk":
-            return None
-        return "new" if self.new is not None else "old"
-
-    @property
-    def line(self) -> int | None:
-        return self.new_no if self.side == "new" else self.old_no if self.side else None
 
 
 def split_rows(diff: str) -> list[SplitRow]:

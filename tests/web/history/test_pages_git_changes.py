@@ -82,17 +82,22 @@ async def test_a_worktree_session_shows_renames_binaries_and_line_anchors(
 
     split = await page_of(client, sid, "split")
     rows = section(split, "f.txt").select("tbody tr")
-    assert [
-        (r.get("class"), r.get("data-path"), r.get("data-side"), r.get("data-line")) for r in rows
-    ] == [
-        (["hunk"], None, None, None),
-        (["ctx"], "f.txt", "new", "1"),
-        (["change"], "f.txt", "new", "2"),
-        (["ctx"], "f.txt", "new", "3"),
+    # Each side's cell carries its own line: a change row holds both, a removed line
+    # beside the one added in its place keeps its own number.
+    cells = [
+        [
+            (td.get("data-side"), td.get("data-line"), td.get_text())
+            for td in r.select("td[data-side]")
+        ]
+        for r in rows
     ]
-    # A removed line beside the one added in its place keeps its own number.
-    assert rows[2]["data-old-line"] == "2"
-    assert [td.get_text() for td in rows[2].select("td")] == ["2", "two", "2", "TWO"]
+    assert cells == [
+        [],
+        [("new", "1", "one")],
+        [("old", "2", "two"), ("new", "2", "TWO")],
+        [("new", "3", "three")],
+    ]
+    assert all(td["data-path"] == "f.txt" for td in section(split, "f.txt").select("td[data-side]"))
 
 
 async def test_split_rows_of_removed_lines_stand_for_the_old_side(
@@ -103,7 +108,8 @@ async def test_split_rows_of_removed_lines_stand_for_the_old_side(
     split = await page_of(client, made["id"], "split")
     row = section(split, "f.txt").select_one("tr.change")
     assert row is not None
-    assert (row["data-side"], row["data-line"], row.get("data-old-line")) == ("old", "2", None)
+    sides = [(td["data-side"], td["data-line"]) for td in row.select("td[data-side]")]
+    assert sides == [("old", "2")]
 
 
 async def test_a_plain_git_folder_says_it_reads_a_snapshot(
