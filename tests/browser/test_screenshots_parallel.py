@@ -1,0 +1,149 @@
+"""The user guide's screenshots of parallel agents (docs/screenshots/board.png,
+review.png, conflict.png), taken from the real pages over a real repository: two
+sessions in worktrees that changed the same line, one merged, and a third waiting on an
+approval. Written only with ANGELIA_SCREENSHOTS=1, like tests/browser/test_screenshots.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS
+from tests.browser.demo import AUTH_AFTER, AUTH_BEFORE, write_events
+from tests.browser.test_approvals import bash
+from tests.browser.test_screenshots import SIZE, shots  # noqa: F401  (the fixture)
+from tests.conftest import TOKEN, LiveServer, write_scenario
+from tests.helpers import send
+from tests.services.git.conftest import commit_all, git
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        os.environ.get("ANGELIA_SCREENSHOTS") != "1", reason="set ANGELIA_SCREENSHOTS=1"
+    ),
+]
+
+TEST_AFTER = "from src.auth import expiry\n\n\ndef test_expiry_uses_the_setting():\n"
+TEST_AFTER += "    assert expiry() > clock.now()\n"
+
+
+async def worktree_session(
+    client: httpx.AsyncClient, profile_id: str, title: str
+) -> tuple[str, Path]:
+    r = await client.post(
+        "/api/sessions", json={"profile_id": profile_id, "title": title, "worktree": True}
+    )
+    assert r.status_code == 201, r.text
+    return r.json()["id"], Path(r.json()["worktree"]["path"])
+
+
+def answered(server: LiveServer, sid: str, ask: str, reply: str) -> None:
+    write_events(
+        server,
+        sid,
+        [
+            (0, "user_message", {"text": ask}),
+            (9.5, "assistant_message", {"text": reply, "message_id": "m1"}),
+            (9.6, "turn_end", {"stop_reason": "end_turn", "cost_usd": 0.0412}),
+        ],
+    )
+
+
+async def test_screenshots_of_parallel_agents(
+    browser: Browser,
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    fake_claude: dict[str, Any],
+    shots: tuple[Path, Path],  # noqa: F811
+) -> None:
+    out, cwd = shots
+    git(cwd, "init", "-q", "-b", "main")
+    git(cwd, "config", "user.name", "Ada")
+    git(cwd, "config", "user.email", "ada@example.test")
+    (cwd / "src").mkdir(exist_ok=True)
+    (cwd / "src" / "auth.py").write_text(AUTH_BEFORE)
+    (cwd / "tests").mkdir(exist_ok=True)
+    (cwd / "tests" / "test_auth.py").write_text("def test_placeholder():\n    pass\n")
+    commit_all(cwd, "Start")
+    body = {
+        "name": "app",
+        "backend": "claude",
+        "cwd": str(cwd),
+        "model": "sonnet",
+        "command": fake_claude["command"],
+        "env": fake_claude["env"],
+        "worktree_default": True,
+    }
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 201, r.text
+    profile_id = r.json()["id"]
+
+    # Two agents changed the same line of src/auth.py, each in its own worktree.
+    first, first_dir = await worktree_session(
+        client, profile_id, "Read the token lifetime from settings"
+    )
+    (first_dir / "src" / "auth.py").write_text(AUTH_AFTER)
+    (first_dir / "tests" / "test_auth.py").write_text(TEST_AFTER)
+    answered(
+        server,
+        first,
+        "Take the token lifetime from settings.TOKEN_MINUTES",
+        "The expiry now reads `settings.TOKEN_MINUTES`, and a test checks it.",
+    )
+    second, second_dir = await worktree_session(client, profile_id, "Make the expiry configurable")
+    (second_dir / "src" / "auth.py").write_text(
+        AUTH_BEFORE.replace("timedelta(minutes=30)", "timedelta(minutes=config.expiry)")
+    )
+    answered(
+        server,
+        second,
+        "Let the config file set the expiry",
+        "The expiry comes from `config.expiry` now.",
+    )
+
+    # A third asks before running the tests.
+    write_scenario(fake_claude["scenario"], [[bash("pytest -q tests/test_auth.py")]])
+    third, _ = await worktree_session(client, profile_id, "Run the auth tests")
+    await send(client, third, "run the auth tests")
+
+    context = await browser.new_context(viewport=SIZE, color_scheme="light")
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(CSP_PROBE)
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/board?token={TOKEN}")
+        await expect(page.get_by_text("pytest -q tests/test_auth.py").first).to_be_visible()
+        await expect(page.get_by_text("2 files changed").first).to_be_visible()
+        await page.screenshot(path=str(out / "board.png"))
+
+        # Review comments on the first session's diff.
+        comment = {"path": "src/auth.py", "line": 5, "side": "new"}
+        r = await client.post(
+            f"/api/sessions/{first}/comments",
+            json=comment | {"body": "Keep the 30-minute default when the setting is missing."},
+        )
+        assert r.status_code == 201, r.text
+        await page.goto(f"{server.url}/sessions/{first}/changes")
+        await expect(page.locator(".review-item")).to_have_count(1)
+        # The diff with its comment under the line, and the list to send from.
+        await page.locator("#changes-summary").evaluate("e => e.scrollIntoView()")
+        await page.screenshot(path=str(out / "review.png"))
+
+        # The first merges; the second then conflicts, and says so with the file.
+        for sid, message in ((first, "Read the token lifetime"), (second, "Configurable expiry")):
+            r = await client.post(f"/api/sessions/{sid}/commit", json={"message": message})
+            assert r.status_code == 201, r.text
+        r = await client.post(f"/api/sessions/{first}/merge", json={"strategy": "ff"})
+        assert r.status_code == 200, r.text
+        await page.goto(f"{server.url}/sessions/{second}/changes")
+        await page.locator("#finish-merge").click()
+        await expect(page.locator("#finish-files")).to_contain_text("src/auth.py")
+        await page.locator("#finish").scroll_into_view_if_needed()
+        await page.screenshot(path=str(out / "conflict.png"))
+    finally:
+        await context.close()
