@@ -2,9 +2,10 @@
 
 Each line of the file knows its line number on its side (``new`` for added and context
 lines, ``old`` for removed ones), which the page writes on it (unified: the line; split:
-each side's cell) as ``data-side`` / ``data-line`` for review comments to anchor to. The hunk headers' counts say
-where a hunk ends, so git's file headers (``diff --git``, ``index``, ``---``/``+++``) are
-left out and a removed line that reads ``-- x`` is still a line of the file.
+each side's cell) as ``data-side`` / ``data-line`` for review comments to anchor to.
+The hunk headers' counts say where a hunk ends, so git's file headers (``diff --git``,
+``index``, ``---``/``+++``) are left out and a removed line that reads ``-- x`` is still
+a line of the file.
 """
 
 from __future__ import annotations
