@@ -1,0 +1,52 @@
+"""Which tool calls only look: what plan mode lets run before the plan is approved.
+
+Plan mode means one thing on every backend: no file changes and no command with side
+effects until the plan is approved. Some CLIs still ask about commands in their plan
+mode (OpenCode runs an allowed ``touch``), so the app refuses every question about a
+call that is not read-only. An ACP agent says what a call does by its ``kind``; Claude
+Code names its tools, and the read-only ones are known by name. Anything else (an MCP
+tool, a command, an unknown kind) may act, so it is refused.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PLAN_MODE", "plan_mode_denial", "read_only"]
+
+PLAN_MODE = "plan"
+
+# ACP's tool kinds that only read, search, fetch or think (edit, delete, move, execute
+# and other may change something).
+READ_ONLY_KINDS = frozenset({"read", "search", "fetch", "think"})
+
+# Claude Code's tools that change nothing (the names every backend's rules use).
+READ_ONLY_TOOLS = frozenset(
+    {
+        "Read",
+        "Grep",
+        "Glob",
+        "LS",
+        "NotebookRead",
+        "WebFetch",
+        "WebSearch",
+        "TodoWrite",
+        "TodoRead",
+        "ToolSearch",
+        "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
+    }
+)
+
+
+def read_only(tool: str, tool_kind: str = "") -> bool:
+    """Whether a call only reads: by the agent's ``tool_kind`` when it gives one, else by name."""
+    if tool_kind:
+        return tool_kind in READ_ONLY_KINDS
+    return tool in READ_ONLY_TOOLS
+
+
+def plan_mode_denial(tool: str) -> str:
+    """What the agent and the transcript are told when plan mode refuses ``tool``."""
+    return (
+        "Plan mode: only read-only tools run until the plan is approved; "
+        f"{tool or 'the tool'} was denied."
+    )

@@ -1,0 +1,39 @@
+"""What plan mode counts as read-only: the agent's kind when it gives one, else the name."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.services.permissions.readonly import plan_mode_denial, read_only
+
+
+@pytest.mark.parametrize("kind", ["read", "search", "fetch", "think"])
+def test_acp_kinds_that_only_look_are_read_only(kind: str) -> None:
+    # The kind decides, whatever the agent titled the call.
+    assert read_only("rm -rf build", kind)
+
+
+@pytest.mark.parametrize("kind", ["edit", "delete", "move", "execute", "other", "switch_mode"])
+def test_acp_kinds_that_may_act_are_not(kind: str) -> None:
+    # Even a call the agent titled like a read-only tool.
+    assert not read_only("Read", kind)
+
+
+@pytest.mark.parametrize(
+    "tool", ["Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite"]
+)
+def test_claude_code_read_only_tools_by_name(tool: str) -> None:
+    assert read_only(tool)
+
+
+@pytest.mark.parametrize(
+    "tool", ["Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "mcp__x__y", ""]
+)
+def test_other_claude_code_tools_are_not(tool: str) -> None:
+    assert not read_only(tool)
+
+
+def test_the_denial_names_the_tool() -> None:
+    assert plan_mode_denial("Bash") == (
+        "Plan mode: only read-only tools run until the plan is approved; Bash was denied."
+    )
