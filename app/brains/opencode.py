@@ -13,8 +13,9 @@ OpenCode's modes are its agents. The config keeps ``build`` asking, makes ``plan
 refuse every edit (its own plan agent's edit deny would otherwise be overridden by the
 global "ask"; commands still ask there, and the app refuses them in plan mode), and
 adds an ``accept-edits`` agent that edits unasked and still asks for everything else,
-so Angelia's ``acceptEdits`` is a real mode that can be switched to mid-session. ``bypassPermissions`` stays on ``build``: the app allows what is asked,
-after the profile's rules had their say.
+so Angelia's ``acceptEdits`` is a real mode that can be switched to mid-session.
+``bypassPermissions`` stays on ``build``: the app allows what is asked, after the
+profile's rules had their say.
 """
 
 from __future__ import annotations
