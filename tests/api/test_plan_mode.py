@@ -25,6 +25,12 @@ SHELL = {
 }
 READ = {"id": "t2", "title": "notes.txt", "kind": "read", "input": {"path": "notes.txt"}}
 SEARCH = {"id": "t3", "title": "grep TODO", "kind": "search", "input": {"pattern": "TODO"}}
+EXIT_PLAN = {
+    "id": "t4",
+    "title": "Ready to code?",
+    "kind": "switch_mode",
+    "input": {"plan": "1. touch planned.txt"},
+}
 MODES = {"current": "default", "available": ["default", "plan"]}
 
 
@@ -121,3 +127,24 @@ async def test_plan_mode_beats_an_allow_rule_and_lets_a_search_reach_the_user(
     assert r.status_code == 200, r.text
     await wait_for_events(client, sid, count("turn_end"))
     assert _rejected(files) == ["reject-once", "reject-once"]
+
+
+async def test_the_agents_request_to_leave_plan_mode_waits_for_the_user(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    # claude-agent-acp asks to leave plan mode (ExitPlanMode) as a switch_mode tool call:
+    # answering it is approving the plan, so plan mode does not answer it.
+    files = FakeAcpFiles(tmp_path)
+    files.scenario([{"tool": EXIT_PLAN, "permission": True}], modes=MODES)
+    sid = await _plan_session(client, files)
+    await send(client, sid, "make a plan")
+    events = await wait_for_events(client, sid, count("permission_request"))
+    [request] = of_kind(events, "permission_request")
+    r = await client.get("/api/permissions", params={"session_id": sid, "status": "pending"})
+    assert [p["id"] for p in r.json()] == [request["permission_id"]]
+    r = await client.post(
+        f"/api/permissions/{request['permission_id']}/decision", json={"decision": "allow_once"}
+    )
+    assert r.status_code == 200, r.text
+    await wait_for_events(client, sid, count("turn_end"))
+    assert _rejected(files) == ["allow-once"]

@@ -20,7 +20,7 @@ from app.db.models import PermissionRequest, Profile
 from app.errors import ConflictError
 from app.services.permissions import rulebook
 from app.services.permissions.permissions import PermissionService
-from app.services.permissions.readonly import PLAN_MODE, plan_mode_denial, read_only
+from app.services.permissions.readonly import PLAN_MODE, plan_mode_allows, plan_mode_denial
 from app.services.permissions.rules import Rule, decide_by_rules, suggest_rule
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class Approvals:
             # it, so only the user (or the timeout) answers.
             self._watch_timeout(row.id, profile)
             return row, False
-        if mode == PLAN_MODE and not read_only(asked.tool, asked.tool_kind):
+        if mode == PLAN_MODE and not plan_mode_allows(asked.tool, asked.tool_kind):
             # Before the rules: an allow rule ("Allow always" on a command) must not let a
             # side effect through while the plan is still only a plan.
             message = plan_mode_denial(asked.tool)

@@ -10,13 +10,16 @@ tool, a command, an unknown kind) may act, so it is refused.
 
 from __future__ import annotations
 
-__all__ = ["PLAN_MODE", "plan_mode_denial", "read_only"]
+__all__ = ["PLAN_MODE", "plan_mode_allows", "plan_mode_denial", "read_only"]
 
 PLAN_MODE = "plan"
 
 # ACP's tool kinds that only read, search, fetch or think (edit, delete, move, execute
 # and other may change something).
 READ_ONLY_KINDS = frozenset({"read", "search", "fetch", "think"})
+# An ACP agent asking to leave plan mode (claude-agent-acp's ExitPlanMode): that is the
+# approval of the plan itself, so it is the user's to answer.
+PLAN_EXIT_KIND = "switch_mode"
 
 # Claude Code's tools that change nothing (the names every backend's rules use).
 READ_ONLY_TOOLS = frozenset(
@@ -42,6 +45,11 @@ def read_only(tool: str, tool_kind: str = "") -> bool:
     if tool_kind:
         return tool_kind in READ_ONLY_KINDS
     return tool in READ_ONLY_TOOLS
+
+
+def plan_mode_allows(tool: str, tool_kind: str = "") -> bool:
+    """Whether a question in plan mode may go on to the rules and the user."""
+    return tool_kind == PLAN_EXIT_KIND or read_only(tool, tool_kind)
 
 
 def plan_mode_denial(tool: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.permissions.readonly import plan_mode_denial, read_only
+from app.services.permissions.readonly import plan_mode_allows, plan_mode_denial, read_only
 
 
 @pytest.mark.parametrize("kind", ["read", "search", "fetch", "think"])
@@ -37,3 +37,10 @@ def test_the_denial_names_the_tool() -> None:
     assert plan_mode_denial("Bash") == (
         "Plan mode: only read-only tools run until the plan is approved; Bash was denied."
     )
+
+
+def test_an_acp_agent_asking_to_leave_plan_mode_goes_to_the_user() -> None:
+    # claude-agent-acp's ExitPlanMode: answering it is approving the plan.
+    assert plan_mode_allows("Ready to code?", "switch_mode")
+    assert not read_only("Ready to code?", "switch_mode")
+    assert not plan_mode_allows("Bash", "execute") and plan_mode_allows("Read", "read")
