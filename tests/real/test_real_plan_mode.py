@@ -5,7 +5,11 @@ runs it once allowed, per the reference notes). The app refuses every such quest
 plan mode, so a user who presses Allow on every card still finds the folder as it was:
 there is no card to allow. Reads still run.
 
-Fixtures come from ``test_real_opencode.py`` (the pinned binary and its offline setup).
+claude-agent-acp asks to leave plan mode (its ExitPlanMode) as a ``switch_mode`` tool
+call: that question is the plan's approval, so it waits for the user.
+
+OpenCode's fixtures come from ``test_real_opencode.py`` (the pinned binary and its
+offline setup).
 """
 
 from __future__ import annotations
@@ -19,10 +23,17 @@ import pytest
 
 from app.services.permissions.readonly import plan_mode_denial
 from tests.fakes.fake_model_server import FakeModelServer
-from tests.helpers import Event, of_kind, send
+from tests.helpers import Event, count, of_kind, send, wait_for_events
 from tests.real import test_real_opencode as base
 from tests.real.conftest import ProfileFactory
-from tests.real.steps import TIMEOUT, decide, permission_rows, requests_with
+from tests.real.steps import (
+    TIMEOUT,
+    decide,
+    permission_rows,
+    requests_with,
+    the_pending_request,
+)
+from tests.real.test_real_claude_questions import plan_rules
 
 opencode_bin = base.opencode_bin
 opencode_env = base.opencode_env
@@ -105,3 +116,25 @@ async def test_opencode_in_plan_mode_leaves_the_folder_untouched_when_every_card
     assert sorted(r["input"]["command"] for r in rows) == ["rm notes.txt", "touch planned.txt"]
     # The read ran unasked and its text reached the model.
     assert requests_with(fake_model, "apricot jam")
+
+
+async def test_claude_acp_asks_the_user_to_approve_its_plan(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    claude_acp_bin: Path,
+    claude_acp_env: dict[str, str],
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    fake_model.set_rules(plan_rules(project_dir))
+    command = [str(claude_acp_bin)]
+    profile = await make_profile("claude-acp", command, claude_acp_env, permission_mode="plan")
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    sid = r.json()["id"]
+    await send(client, sid, "plan it")
+    request = await the_pending_request(client, sid)
+    assert request["title"] == "Approve Plan", request
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    [decision] = of_kind(events, "permission_decision")
+    assert (decision["decision"], decision["source"]) == ("allow_once", "user")
