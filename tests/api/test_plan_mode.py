@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from app.services.permissions.readonly import plan_mode_denial
 from tests.fakes.fake_acp_agent import FakeAcpFiles
@@ -25,12 +26,12 @@ SHELL = {
 }
 READ = {"id": "t2", "title": "notes.txt", "kind": "read", "input": {"path": "notes.txt"}}
 SEARCH = {"id": "t3", "title": "grep TODO", "kind": "search", "input": {"pattern": "TODO"}}
-EXIT_PLAN = {
-    "id": "t4",
-    "title": "Ready to code?",
-    "kind": "switch_mode",
-    "input": {"plan": "1. touch planned.txt"},
-}
+# How agents ask to leave plan mode: claude-agent-acp ("Approve Plan", switch_mode) and
+# Gemini CLI 0.61 (exit_plan_mode, sent as kind "other" under its own title).
+EXIT_PLANS = [
+    {"id": "t4", "title": "Approve Plan", "kind": "switch_mode", "input": {"plan": "1. touch"}},
+    {"id": "t5", "title": "Requesting plan approval for: /tmp/plans/p.md", "kind": "other"},
+]
 MODES = {"current": "default", "available": ["default", "plan"]}
 
 
@@ -129,13 +130,13 @@ async def test_plan_mode_beats_an_allow_rule_and_lets_a_search_reach_the_user(
     assert _rejected(files) == ["reject-once", "reject-once"]
 
 
+@pytest.mark.parametrize("exit_plan", EXIT_PLANS, ids=["claude-acp", "gemini"])
 async def test_the_agents_request_to_leave_plan_mode_waits_for_the_user(
-    client: httpx.AsyncClient, tmp_path: Path
+    client: httpx.AsyncClient, tmp_path: Path, exit_plan: dict[str, Any]
 ) -> None:
-    # claude-agent-acp asks to leave plan mode (ExitPlanMode) as a switch_mode tool call:
-    # answering it is approving the plan, so plan mode does not answer it.
+    # Answering it is approving the plan, so plan mode does not answer it.
     files = FakeAcpFiles(tmp_path)
-    files.scenario([{"tool": EXIT_PLAN, "permission": True}], modes=MODES)
+    files.scenario([{"tool": exit_plan, "permission": True}], modes=MODES)
     sid = await _plan_session(client, files)
     await send(client, sid, "make a plan")
     events = await wait_for_events(client, sid, count("permission_request"))

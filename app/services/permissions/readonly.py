@@ -20,6 +20,10 @@ READ_ONLY_KINDS = frozenset({"read", "search", "fetch", "think"})
 # An ACP agent asking to leave plan mode (claude-agent-acp's ExitPlanMode): that is the
 # approval of the plan itself, so it is the user's to answer.
 PLAN_EXIT_KIND = "switch_mode"
+# Gemini CLI (0.61) asks the same with kind "other" (its exit_plan_mode tool is of kind
+# Plan, which it sends as "other") under a title of its own making; only the file name
+# after it comes from the model.
+PLAN_EXIT_TITLES = ("Requesting plan approval for: ",)
 
 # Claude Code's tools that change nothing (the names every backend's rules use).
 READ_ONLY_TOOLS = frozenset(
@@ -48,8 +52,16 @@ def read_only(tool: str, tool_kind: str = "") -> bool:
 
 
 def plan_mode_allows(tool: str, tool_kind: str = "") -> bool:
-    """Whether a question in plan mode may go on to the rules and the user."""
-    return tool_kind == PLAN_EXIT_KIND or read_only(tool, tool_kind)
+    """Whether a question in plan mode may go on to the rules and the user.
+
+    ``tool`` is the call's name as the app shows it (an ACP agent's title when the kind
+    has no Claude Code name).
+    """
+    if tool_kind == PLAN_EXIT_KIND:
+        return True
+    if tool_kind == "other" and tool.startswith(PLAN_EXIT_TITLES):
+        return True
+    return read_only(tool, tool_kind)
 
 
 def plan_mode_denial(tool: str) -> str:

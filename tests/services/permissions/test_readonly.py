@@ -44,3 +44,12 @@ def test_an_acp_agent_asking_to_leave_plan_mode_goes_to_the_user() -> None:
     assert plan_mode_allows("Ready to code?", "switch_mode")
     assert not read_only("Ready to code?", "switch_mode")
     assert not plan_mode_allows("Bash", "execute") and plan_mode_allows("Read", "read")
+
+
+def test_gemini_asking_to_approve_its_plan_goes_to_the_user() -> None:
+    # Gemini CLI 0.61's exit_plan_mode: kind "other", its own title before the file name.
+    title = "Requesting plan approval for: /home/u/.gemini/tmp/p/plans/plan.md"
+    assert plan_mode_allows(title, "other")
+    # The title alone lets nothing else through: a command keeps its kind.
+    assert not plan_mode_allows(title, "execute") and not plan_mode_allows(title, "edit")
+    assert not plan_mode_allows("Exit plan mode", "other")
