@@ -21,9 +21,10 @@ READ_ONLY_KINDS = frozenset({"read", "search", "fetch", "think"})
 # approval of the plan itself, so it is the user's to answer.
 PLAN_EXIT_KIND = "switch_mode"
 # Gemini CLI (0.61) asks the same with kind "other" (its exit_plan_mode tool is of kind
-# Plan, which it sends as "other") under a title of its own making; only the file name
-# after it comes from the model.
-PLAN_EXIT_TITLES = ("Requesting plan approval for: ",)
+# Plan, which it sends as "other") under a title of its own making, and so its ask_user
+# tool, a question for the user (kind Communicate); only the text after the title's
+# start comes from the model.
+FOR_THE_USER_TITLES = ("Requesting plan approval for: ", "Asking user: ")
 
 # Claude Code's tools that change nothing (the names every backend's rules use).
 READ_ONLY_TOOLS = frozenset(
@@ -59,7 +60,7 @@ def plan_mode_allows(tool: str, tool_kind: str = "") -> bool:
     """
     if tool_kind == PLAN_EXIT_KIND:
         return True
-    if tool_kind == "other" and tool.startswith(PLAN_EXIT_TITLES):
+    if tool_kind == "other" and tool.startswith(FOR_THE_USER_TITLES):
         return True
     return read_only(tool, tool_kind)
 

@@ -53,3 +53,5 @@ def test_gemini_asking_to_approve_its_plan_goes_to_the_user() -> None:
     # The title alone lets nothing else through: a command keeps its kind.
     assert not plan_mode_allows(title, "execute") and not plan_mode_allows(title, "edit")
     assert not plan_mode_allows("Exit plan mode", "other")
+    # Its ask_user tool: a question for the user, which plan mode leaves to the user too.
+    assert plan_mode_allows("Asking user: Which database?", "other")
