@@ -47,6 +47,14 @@ PINS = {
 }
 
 
+# Column headers that say what a ✓ means where the feature's name alone would not.
+HEADERS = {
+    **FEATURES,
+    "plan_mode": "plan mode (✓: no file change and no command with side effects until the "
+    "plan is approved)",
+}
+
+
 class Mismatch(Exception):
     pass
 
@@ -108,7 +116,7 @@ def build(backings: list[dict[str, Any]], *, ran: bool) -> dict[str, Any]:
 
 
 def markdown(table: dict[str, Any]) -> str:
-    head = "| Backend (versions tested) | " + " | ".join(FEATURES.values()) + " |"
+    head = "| Backend (versions tested) | " + " | ".join(HEADERS.values()) + " |"
     lines = [head, "|---" * (len(FEATURES) + 1) + "|"]
     for backend, entry in table["backends"].items():
         cells = [

@@ -325,6 +325,7 @@ class AcpBrain(Brain):
                 options=app_options(options),
                 tool_call_id=tool.tool_call_id,
                 title=tool.title,
+                tool_kind=tool.kind,
             )
         )
         try:

@@ -116,6 +116,9 @@ class Brain(ABC):
     install_command: ClassVar[str] = ""
     install_note: ClassVar[str] = ""
     instructions_file: ClassVar[str] = "AGENTS.md"
+    # What a user must know before choosing the backend, such as a change in who can sign
+    # in to it ("": nothing); ``angelia doctor`` and the welcome page show it.
+    notice: ClassVar[str] = ""
     facts: ClassVar[BrainFacts]
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     permission_modes: ClassVar[tuple[str, ...]] = PERMISSION_MODES

@@ -20,6 +20,8 @@ Fields of a row (``[name]``):
   everything the ACP brain does.
 * ``limits`` (table of str): capability → why it is missing, for ``check_profile``.
 * ``quirks`` (str): what a user should know about the agent.
+* ``notice`` (str): what a user must know before choosing it (who can still sign in, say),
+  shown by ``angelia doctor`` and the welcome page.
 * ``model_flag`` (str): the agent takes the profile's model on its command line with this
   flag (for agents with no model choice over ACP).
 * ``effort_limit`` (str): why the agent can never take a reasoning effort; a profile
@@ -53,6 +55,7 @@ _FIELDS = {
     "capabilities",
     "limits",
     "quirks",
+    "notice",
     "model_flag",
     "effort_limit",
 }
@@ -78,6 +81,7 @@ class CatalogEntry:
     capabilities: frozenset[Capability] = AcpBrain.capabilities
     limits: Mapping[Capability, str] = field(default_factory=dict)
     quirks: str = ""
+    notice: str = ""
     model_flag: str = ""
     effort_limit: str = ""
 
@@ -125,6 +129,7 @@ class CatalogEntry:
             capabilities=capabilities,
             limits=limits,
             quirks=text("quirks", ""),
+            notice=text("notice", ""),
             model_flag=text("model_flag", ""),
             effort_limit=text("effort_limit", ""),
         )
@@ -162,6 +167,7 @@ def brain_class(entry: CatalogEntry) -> type[AcpBrain]:
         "mode_map": dict(entry.modes),
         "limits": dict(entry.limits),
         "quirks": entry.quirks,
+        "notice": entry.notice,
         "model_flag": entry.model_flag,
         "effort_limit": entry.effort_limit,
     }

@@ -117,6 +117,9 @@ class PermissionAsked(BrainEvent):
     prompt_kind: PromptKind = "tool"
     # Set when a subagent asks: the id of the tool call that runs the subagent.
     parent_tool_call_id: str = ""
+    # The agent's own kind of the call (ACP: read, edit, execute …); "" when the backend
+    # names its tools instead (Claude Code), whose names then say what they do.
+    tool_kind: str = ""
 
 
 @dataclass(frozen=True)

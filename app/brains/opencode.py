@@ -11,10 +11,11 @@ user decide.
 
 OpenCode's modes are its agents. The config keeps ``build`` asking, makes ``plan``
 refuse every edit (its own plan agent's edit deny would otherwise be overridden by the
-global "ask"), and adds an ``accept-edits`` agent that edits unasked and still asks for
-everything else, so Angelia's ``acceptEdits`` is a real mode that can be switched to
-mid-session. ``bypassPermissions`` stays on ``build``: the app allows what is asked,
-after the profile's rules had their say.
+global "ask"; commands still ask there, and the app refuses them in plan mode), and
+adds an ``accept-edits`` agent that edits unasked and still asks for everything else,
+so Angelia's ``acceptEdits`` is a real mode that can be switched to mid-session.
+``bypassPermissions`` stays on ``build``: the app allows what is asked, after the
+profile's rules had their say.
 """
 
 from __future__ import annotations
@@ -173,7 +174,8 @@ class OpenCodeBrain(AcpBrain):
     quirks = (
         "Asks only because Angelia passes it a permission config (OPENCODE_CONFIG_CONTENT); "
         "read, glob, grep and list run unasked unless the profile disallows them; subagents are "
-        "off. Its MCP tools (<server>_<tool>) are shown as mcp__<server>__<tool>. Looks up "
+        "off. In plan mode its commands still ask, and Angelia refuses them until the plan is "
+        "approved. Its MCP tools (<server>_<tool>) are shown as mcp__<server>__<tool>. Looks up "
         "the npm registry at every start (fails quietly offline). Sends a title request "
         "before the first prompt."
     )

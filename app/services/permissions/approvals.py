@@ -1,7 +1,8 @@
 """Policy around permission requests: rules, modes, timeouts and "Allow always".
 
 The ``PermissionService`` guarantees storage and exactly-once answers; this module
-decides *who* answers: a stored rule, the session's mode, a timeout, or the user.
+decides *who* answers: a stored rule, the session's mode, a timeout, or the user. Plan
+mode answers first: a call that is not read-only is refused whatever a rule says.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from app.db.models import PermissionRequest, Profile
 from app.errors import ConflictError
 from app.services.permissions import rulebook
 from app.services.permissions.permissions import PermissionService
+from app.services.permissions.readonly import PLAN_MODE, plan_mode_allows, plan_mode_denial
 from app.services.permissions.rules import Rule, decide_by_rules, suggest_rule
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,12 @@ class Approvals:
             # it, so only the user (or the timeout) answers.
             self._watch_timeout(row.id, profile)
             return row, False
+        if mode == PLAN_MODE and not plan_mode_allows(asked.tool, asked.tool_kind):
+            # Before the rules: an allow rule ("Allow always" on a command) must not let a
+            # side effect through while the plan is still only a plan.
+            message = plan_mode_denial(asked.tool)
+            self._spawn(self._auto(row.id, "deny", "mode", message, None))
+            return row, True
         # The profile's allowed and disallowed tools are rules too, so that a backend
         # whose CLI has no such setting still keeps them when it asks.
         rules = [

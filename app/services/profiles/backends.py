@@ -59,6 +59,7 @@ class BackendDetector:
             "install_hint": cls.install_hint,
             **install_steps(cls),
             "instructions_file": cls.instructions_file,
+            "notice": cls.notice,
             "permission_modes": list(cls.permission_modes),
             "capabilities": sorted(str(c) for c in cls.capabilities),
             "conformance": _conformance(cls.name),

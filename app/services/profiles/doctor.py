@@ -116,6 +116,8 @@ class BackendCheck:
     install_hint: str
     # What the conformance table says the backend does (``conformance.summary``).
     features: str = ""
+    # What a user must know before choosing it (``Brain.notice``), e.g. who can sign in.
+    notice: str = ""
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,8 @@ class Report:
         ]
         for b in self.backends:
             facts += [Fact(f"backend {b.name}", _binary(b)), Fact("  features", b.features)]
+            if b.notice:
+                facts.append(Fact("  note", b.notice))
         facts.append(Fact("default backend", f"{dflt.name} ({dflt.why})"))
         if dflt.problem is not None:
             facts.append(Fact("default can run", f"no: {dflt.problem}", problem=True))
@@ -395,6 +399,7 @@ async def _default_backend(
         version_error=info.get("version_error"),
         install_hint=cls.install_hint,
         features=conformance.summary(cls.name),
+        notice=cls.notice,
     )
     problem: str | None = None
     if not executable:
