@@ -16,8 +16,9 @@ What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
   modes: ``default`` → ``workspace-write``, ``plan`` → ``read-only``,
   ``bypassPermissions`` → ``agent-full-access``. Its default ``agent`` mode sends risky
   calls to a second model call instead of the user, so it is never left on.
-- Because ordinary commands are never asked about, the app could not keep a deny rule by
-  answering questions: profiles with disallowed tools are refused.
+- Because ordinary commands and edits are never asked about, the app could not keep a
+  deny rule or an allowed list by answering questions: profiles with either, and deny
+  rules for the tools Codex runs unasked, are refused.
 - A tool call sometimes gets no final update: open calls are closed when the turn ends.
 """
 
@@ -75,7 +76,6 @@ class CodexBrain(AcpBrain):
     )
     capabilities = frozenset(
         {
-            Capability.PERMISSION_PROMPTS,
             Capability.RESUME,
             Capability.SET_MODE_MID_SESSION,
             Capability.INTERRUPT,
@@ -84,6 +84,9 @@ class CodexBrain(AcpBrain):
     limits = {
         Capability.DENY_SINGLE_TOOL: "Codex runs commands inside its sandbox without asking, "
         "so no answer of the app's could refuse one tool; use plan (read-only) mode instead",
+        Capability.PERMISSION_PROMPTS: "Codex asks only before leaving its sandbox or "
+        "writing outside its writable roots, so the tools outside an allowed list would "
+        "still run unasked",
         Capability.PER_SESSION_MCP: "codex-acp 2.6.0 offers a session's MCP tools only "
         "through its tool search, which Angelia has not shown to work",
     }
@@ -99,6 +102,12 @@ class CodexBrain(AcpBrain):
         "Runs commands in its own sandbox without asking; asks only before escalating out "
         "of it or writing outside the writable roots (which include /tmp). Each session "
         "has its own CODEX_HOME in Angelia's data folder."
+    )
+    # Everything but escalations and writes outside the roots runs unasked, so an app
+    # rule denying any of these could never be applied (the rules API refuses them).
+    runs_unasked: ClassVar[frozenset[str]] = frozenset(
+        {"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "LS", "Grep", "Glob"}
+        | {"WebSearch", "WebFetch", "TodoWrite"}
     )
     keeps_state = True
     close_open_tools = True

@@ -234,9 +234,22 @@ async def test_allow_always_stays_in_its_session(
     assert not (codex_home(settings, other) / "rules" / "default.rules").exists()
 
 
-async def test_deny_rules_and_mcp_servers_are_refused_with_the_reason(
+@pytest.mark.conformance("deny_rule", backend="codex", result="refused")
+@pytest.mark.conformance("mcp", backend="codex", result="refused")
+async def test_deny_rules_allowed_lists_and_mcp_servers_are_refused_with_the_reason(
     client: httpx.AsyncClient, codex_profile: dict[str, Any], codex_bin: Path, project_dir: Path
 ) -> None:
+    # Codex would run `rm` in its sandbox without asking, so the rule could never apply.
+    r = await client.post(
+        f"/api/profiles/{codex_profile['id']}/rules",
+        json={"rule": "Bash(rm:*)", "decision": "deny"},
+    )
+    assert r.status_code == 422 and "runs Bash without asking" in r.text, r.text
+    r = await client.post(
+        f"/api/profiles/{codex_profile['id']}/rules",
+        json={"rule": "Edit(secrets/**)", "decision": "deny"},
+    )
+    assert r.status_code == 422 and "runs Edit without asking" in r.text, r.text
     body = {
         "name": "codex with a deny rule",
         "backend": "codex",
@@ -251,6 +264,10 @@ async def test_deny_rules_and_mcp_servers_are_refused_with_the_reason(
         "/api/profiles", json={**body, "disallowed_tools": [], "mcp_servers": mcp}
     )
     assert r.status_code == 422 and "tool search" in r.text, r.text
+    r = await client.post(
+        "/api/profiles", json={**body, "disallowed_tools": [], "allowed_tools": ["Read"]}
+    )
+    assert r.status_code == 422 and "still run unasked" in r.text, r.text
 
 
 @pytest.mark.conformance("interrupt", backend="codex")
