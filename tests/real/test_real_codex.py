@@ -18,6 +18,7 @@ missing one fail instead of skip.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -126,8 +127,10 @@ async def test_text_streams_with_context_size_in_a_home_of_its_own(
     fake_model: FakeModelServer,
 ) -> None:
     sid = await new_session(client, codex_profile)
+    started = time.monotonic()
     await send(client, sid, "say hi")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    first = time.monotonic() - started
     deltas = of_kind(events, "text_delta")
     assert len(deltas) >= 2 and "".join(d["text"] for d in deltas) == "hello from fake"
     assert [a["text"] for a in of_kind(events, "assistant_message")] == ["hello from fake"]
@@ -150,9 +153,12 @@ async def test_text_streams_with_context_size_in_a_home_of_its_own(
     (request,) = conversation_requests(fake_model)
     assert request["body"]["model"] == MODEL
 
+    started = time.monotonic()
     await send(client, sid, "say hi again")
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    following = time.monotonic() - started
     assert [a["text"] for a in of_kind(events, "assistant_message")] == ["hello from fake"] * 2
+    print(f"codex turn latency through the app: first {first:.2f} s, next {following:.2f} s")
 
 
 @pytest.mark.conformance("tool_prompt", backend="codex")
