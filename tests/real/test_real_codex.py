@@ -100,6 +100,16 @@ async def new_session(client: httpx.AsyncClient, profile: dict[str, Any]) -> str
     return session_id
 
 
+async def refused_start(client: httpx.AsyncClient, session_id: str) -> str:
+    """Send a message to a session whose Codex cannot start; the reason, as stored too."""
+    r = await client.post(f"/api/sessions/{session_id}/messages", json={"text": "say hi"})
+    assert r.status_code == 502, r.text
+    events = await wait_for_events(client, session_id, count("error"), timeout=TIMEOUT)
+    message: str = of_kind(events, "error")[0]["message"]
+    assert message == r.json()["detail"], (message, r.text)
+    return message
+
+
 def codex_home(settings: Settings, session_id: str) -> Path:
     """The session's own CODEX_HOME, which the app keeps under its data folder."""
     return settings.data_dir / "codex" / session_id
@@ -376,3 +386,52 @@ async def test_plan_mode_is_read_only_and_leaves_files_untouched(
     # The command ran in Codex's read-only sandbox, which refused the write.
     after = [e for e in conversation_requests(fake_model) if e["reply"]["why"] == "after_tool"]
     assert any("Read-only file system" in t for t in request_texts(after[-1])), after
+
+
+async def test_a_login_is_copied_in_only_when_asked_and_never_back(
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    codex_bin: Path,
+    codex_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    # The login of the user running Angelia: $CODEX_HOME/auth.json.
+    own = tmp_path / "users-codex"
+    own.mkdir()
+    login = '{"OPENAI_API_KEY": "sk-users-own"}'
+    (own / "auth.json").write_text(login)
+    monkeypatch.setenv("CODEX_HOME", str(own))
+    env = {**codex_env, "ANGELIA_CODEX_LOGIN": "copy"}
+    profile = await make_profile("codex", [str(codex_bin)], env, model=MODEL)
+    sid = await new_session(client, profile)
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert of_kind(events, "turn_end")[0]["is_error"] is False
+    copy = codex_home(settings, sid) / "auth.json"
+    assert copy.read_text() == login and copy.stat().st_mode & 0o777 == 0o600
+    copy.write_text('{"OPENAI_API_KEY": "refreshed in the session"}')
+    await send(client, sid, "say hi again")
+    await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert (own / "auth.json").read_text() == login
+    assert sorted(p.name for p in own.iterdir()) == ["auth.json"]
+
+    # Asked for with no login to copy: the session does not start, and says why.
+    (own / "auth.json").unlink()
+    sid = await new_session(client, profile)
+    message = await refused_start(client, sid)
+    assert "no Codex login at" in message and "codex login" in message, message
+
+
+async def test_a_base_url_that_is_not_http_stops_the_start_with_the_reason(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    codex_bin: Path,
+    codex_env: dict[str, str],
+) -> None:
+    env = {**codex_env, "ANGELIA_CODEX_BASE_URL": "file:///etc/passwd"}
+    profile = await make_profile("codex", [str(codex_bin)], env, model=MODEL)
+    sid = await new_session(client, profile)
+    message = await refused_start(client, sid)
+    assert "ANGELIA_CODEX_BASE_URL must be an http:// or https:// URL" in message, message
