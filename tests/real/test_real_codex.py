@@ -366,7 +366,7 @@ async def test_model_switch_reaches_the_model(
 
 
 @pytest.mark.conformance("plan_mode", backend="codex")
-async def test_plan_mode_is_read_only_and_leaves_files_untouched(
+async def test_plan_mode_is_read_only_and_default_mode_writes_in_the_folder(
     client: httpx.AsyncClient,
     make_profile: ProfileFactory,
     codex_bin: Path,
@@ -386,6 +386,16 @@ async def test_plan_mode_is_read_only_and_leaves_files_untouched(
     # The command ran in Codex's read-only sandbox, which refused the write.
     after = [e for e in conversation_requests(fake_model) if e["reply"]["why"] == "after_tool"]
     assert any("Read-only file system" in t for t in request_texts(after[-1])), after
+
+    # Switched to default mid-session: workspace-write, where the same command runs unasked.
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "default"})
+    assert r.status_code == 200 and r.json()["permission_mode"] == "default", r.text
+    await send(client, sid, "run touch")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert not of_kind(events, "permission_request"), kinds(events)
+    assert [p.name for p in project_dir.iterdir()] == ["made_by_fake.txt"]
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "acceptEdits"})
+    assert r.status_code == 422 and "has no 'acceptEdits' mode" in r.text, r.text
 
 
 async def test_a_login_is_copied_in_only_when_asked_and_never_back(
