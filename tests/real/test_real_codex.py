@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +195,43 @@ async def test_an_escalated_command_asks_and_allow_once_runs_it(
     k = kinds(events)
     assert k.index("permission_request") < k.index("tool_result") < k.index("turn_end"), k
     assert of_kind(events, "assistant_message")[-1]["text"] == "done"
+
+
+@pytest.fixture
+def outside_path() -> Iterator[Path]:
+    """A path outside Codex's writable roots (the folder, /tmp and $TMPDIR), removed after."""
+    path = Path("/var/tmp") / f"angelia-codex-test-{uuid.uuid4().hex}.txt"
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+async def test_a_write_outside_the_writable_roots_asks_and_allow_once_writes_it(
+    client: httpx.AsyncClient,
+    codex_profile: dict[str, Any],
+    fake_model: FakeModelServer,
+    outside_path: Path,
+    project_dir: Path,
+) -> None:
+    patch = {"file_path": str(outside_path), "content": "hi"}
+    rule = {"match": "write outside", "tool": "Write", "input": patch}
+    fake_model.set_rules({"rules": [rule, *RULES]})
+    sid = await new_session(client, codex_profile)
+    await send(client, sid, "write outside")
+    request = await the_pending_request(client, sid)
+    assert request["tool"] == "Edit" and request["input"]["file_path"] == str(outside_path)
+    assert not outside_path.exists()
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert outside_path.read_text() == "hi\n"
+    assert [r["is_error"] for r in of_kind(events, "tool_result")] == [False]
+
+    # A write inside the folder asks nothing.
+    await send(client, sid, "write the note")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert len(of_kind(events, "permission_request")) == 1, kinds(events)
+    assert (project_dir / "note.txt").read_text() == "hi\n"
 
 
 async def test_a_refused_command_does_not_run_and_ends_the_turn(
