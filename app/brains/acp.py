@@ -101,6 +101,9 @@ class AcpBrain(Brain):
     config_from_profile: ClassVar[bool] = True
     # The flag that puts the profile's model on the command line instead ("": none).
     model_flag: ClassVar[str] = ""
+    # Close the tool calls the agent leaves open when its turn ends (some never send the
+    # final update of a call), so none stays running in the transcript.
+    close_open_tools: ClassVar[bool] = False
 
     ready_timeout: float = 60.0
     control_timeout: float = 30.0
@@ -137,6 +140,7 @@ class AcpBrain(Brain):
             mapper,
             emit=self._emit,
             cancel_permissions=self._cancel_permissions,
+            close_open_tools=self.close_open_tools,
         )
         self._transport: ProcessTransport | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -184,6 +188,11 @@ class AcpBrain(Brain):
             argv += [self.model_flag, self.config.model]
         return argv
 
+    def launch_env(self) -> dict[str, str]:
+        """The environment the agent gets on top of the app's: the catalog's, then the
+        profile's. Called once per start, before the agent is spawned."""
+        return {**self.catalog_env, **self.config.env}
+
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> None:
         """Spawn the agent and open its session.
@@ -195,7 +204,7 @@ class AcpBrain(Brain):
         if self._started:
             return
         self._started = True
-        env = build_env(os.environ, {**self.catalog_env, **self.config.env})
+        env = build_env(os.environ, self.launch_env())
         await self._process.start(self.build_argv(), cwd=self._session.cwd, env=env)
         from app.brains.acp_client import ProcessTransport
 

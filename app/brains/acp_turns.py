@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 __all__ = ["TurnRunner"]
 
 _NOT_RUN = "Not run: the tool call was denied or cancelled."
+_NO_END = "No result: the agent did not report how this tool call ended before the turn did."
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,11 @@ class TurnRunner:
         mapper: UpdateMapper,
         emit: Callable[[BrainEvent], None],
         cancel_permissions: Callable[[], None],
+        close_open_tools: bool = False,
     ) -> None:
         self._agent, self._session, self._mapper = agent, session, mapper
         self._emit, self._cancel_permissions = emit, cancel_permissions
+        self._close_open_tools = close_open_tools
         self._cancel_timeout = 0.0
         self._queue: asyncio.Queue[tuple[str, Sequence[ImageData]]] = asyncio.Queue()
         self._prompt: asyncio.Task[PromptResponse] | None = None
@@ -127,7 +130,10 @@ class TurnRunner:
                 "send a message to go on."
             )
             end = replace(end, errors=(*end.errors, why))
-        for event in (*self._mapper.close_tools(refused, _NOT_RUN), *self._mapper.flush()):
+        closing = [*self._mapper.close_tools(refused, _NOT_RUN)]
+        if self._close_open_tools:
+            closing += self._mapper.close_tools(self._mapper.open_tools(), _NO_END)
+        for event in (*closing, *self._mapper.flush()):
             self._emit(event)
         self.active = False
         self._emit(replace(end, result=self._mapper.last_text))

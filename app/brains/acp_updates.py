@@ -229,6 +229,10 @@ class UpdateMapper:
             )
         return events
 
+    def open_tools(self) -> list[str]:
+        """The tool calls shown as started that have had no final update."""
+        return [t.tool_call_id for t in self.tools.values() if t.announced and not t.finished]
+
     def close_tools(self, tool_call_ids: Iterable[str], output: str) -> list[BrainEvent]:
         """Fail the calls among ``tool_call_ids`` the agent left open (one ``ToolResult`` each).
 

@@ -61,6 +61,9 @@ class BrainConfig:
     env: dict[str, str] = field(default_factory=dict)
     fork: bool = False
     reasoning_effort: str | None = None
+    # A folder of the app's own for this session's backend state (``keeps_state`` brains
+    # only; None: the backend's defaults). It outlives the process, so a resume finds it.
+    state_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,9 @@ class Brain(ABC):
     known_models: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Whether any model id is taken (not only the ones offered), e.g. on the command line.
     accepts_any_model: ClassVar[bool] = False
+    # Whether the brain wants ``BrainConfig.state_dir``: a folder per session, under the
+    # app's data folder, for a backend whose own home must not be shared between sessions.
+    keeps_state: ClassVar[bool] = False
     # Why the backend can never take a profile's reasoning effort ("": it can, or says
     # at the start of a session that it could not).
     effort_limit: ClassVar[str] = ""

@@ -2,8 +2,8 @@
 
 Parametrised over ``claude`` (fake stream-json CLI), the generic ``acp`` brain and the
 ``gemini`` catalog row (both pointed at the fake ACP agent through the profile's
-``command``), ``grok`` (the fake ACP agent installed as ``grok`` on PATH), and ``pi``
-(its own brain, also pointed at the fake through the profile's ``command``).
+``command``), ``grok`` (the fake ACP agent installed as ``grok`` on PATH), and ``pi`` and
+``codex`` (their own brains, also pointed at the fake through the profile's ``command``).
 """
 
 from __future__ import annotations
@@ -115,14 +115,14 @@ class GrokHarness(AcpHarness):
         return self.files.config(command=(), env={"PATH": self.path}, **overrides)
 
 
-@pytest.fixture(params=["claude", "acp", "gemini", "grok", "pi"])
+@pytest.fixture(params=["claude", "acp", "gemini", "grok", "pi", "codex"])
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Harness:
     backend = request.param
     if backend == "claude":
         return ClaudeHarness(tmp_path)
     if backend == "grok":
         return GrokHarness(tmp_path)
-    return AcpHarness(tmp_path, backend, "resume" if backend == "acp" else "load")
+    return AcpHarness(tmp_path, backend, "resume" if backend in ("acp", "codex") else "load")
 
 
 class Started:

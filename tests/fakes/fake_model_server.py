@@ -1,14 +1,16 @@
 """A scripted fake model server for running real agent CLIs offline.
 
-It speaks the Anthropic Messages API, OpenAI chat.completions and the Gemini generateContent
-API on 127.0.0.1, so a real ``claude`` (or an ACP agent) pointed at it via its base-URL setting
-runs end to end without any real model. Standard library only, so it can also run as a plain
+It speaks the Anthropic Messages API, OpenAI chat.completions, OpenAI's Responses API (Codex;
+see ``responses_api``) and the Gemini generateContent API on 127.0.0.1, so a real ``claude``
+(or an ACP agent) pointed at it via its base-URL setting runs end to end without any real
+model. Standard library only, so it can also run as a plain
 script next to CLIs that are started outside the test process.
 
 Replies come from rules, checked in this order for every request:
 
 0. The request asks for JSON output (Gemini ``generationConfig.responseJsonSchema`` or
-   ``responseMimeType=application/json``, OpenAI ``response_format``) -> a small JSON value
+   ``responseMimeType=application/json``, OpenAI ``response_format``, Responses
+   ``text.format``) -> a small JSON value
    shaped by the schema; agents use these for routing and checks, never for the answer.
 1. The last user message carries a tool result (Anthropic ``tool_result``, an OpenAI ``tool``
    message, a Gemini ``functionResponse``) -> the first of the ``after_tool_rules`` whose
@@ -19,7 +21,8 @@ Replies come from rules, checked in this order for every request:
 2. Configured rules, then the default rules: the first whose ``match`` occurs in the last user
    message's text (case-insensitive) wins. A rule with ``tool`` fires only when the request
    offers that tool (names compared case-insensitively; ``Bash`` also matches ``bash``,
-   ``shell``, Gemini's ``run_shell_command`` and Grok's ``run_terminal_command``), so side
+   ``shell``, Gemini's ``run_shell_command``, Grok's ``run_terminal_command`` and Codex's
+   ``exec_command``; ``Write`` also matches Codex's ``apply_patch``), so side
    requests such as title generation never trigger tools. Rule keys: ``match``, ``tool`` +
    ``input``, ``text`` (sent before the tool call, or on its own), ``status`` + ``error``
    (answer with an HTTP error instead), ``force`` (call ``tool`` even when the request does not
@@ -73,7 +76,8 @@ DEFAULT_TEXT = "hello from fake"
 
 # Different agents name the same shell tool differently; a rule written for one works for all.
 TOOL_ALIASES: dict[str, set[str]] = {
-    "bash": {"bash", "shell", "run_shell_command", "run_terminal_command"},
+    "bash": {"bash", "shell", "run_shell_command", "run_terminal_command", "exec_command"},
+    "write": {"write", "apply_patch"},
 }
 
 REDACTED_HEADERS = {
@@ -86,6 +90,11 @@ REDACTED_HEADERS = {
 }
 
 MODEL_IDS = ["claude-fake-1", "fake-model"]
+
+if __package__:
+    from tests.fakes import responses_api
+else:  # run as a script: the module lies beside this file, on sys.path
+    import responses_api
 
 RulesSource = Mapping[str, Any] | Path | str | None
 
@@ -345,6 +354,18 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         js = fmt.get("json_schema")
         schema = js.get("schema") if isinstance(js, Mapping) else None
     return Conversation(text, after_tool, tools, schema, wants_json, results, schemas)
+
+
+def responses_conversation(request: responses_api.ResponsesRequest) -> Conversation:
+    return Conversation(
+        request.user_text,
+        request.after_tool,
+        request.offered_tools,
+        request.json_schema,
+        request.wants_json,
+        request.tool_result_text,
+        request.tool_schemas,
+    )
 
 
 def gemini_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -760,6 +781,12 @@ class _Handler(BaseHTTPRequestHandler):
                 entry["reply"] = reply.summary()
                 self.server.record(entry)
                 self._openai(reply, obj, len(raw) // 4)
+            elif self.command == "POST" and path.endswith("/responses"):
+                request = responses_api.read_request(obj)
+                reply = decide(rules, responses_conversation(request))
+                entry["reply"] = reply.summary()
+                self.server.record(entry)
+                self._responses(reply, obj, request, len(raw) // 4)
             elif self.command == "POST" and ":" in path.rsplit("/", 1)[-1]:
                 model, _, action = path.rsplit("/", 1)[-1].partition(":")
                 if action == "countTokens":
@@ -817,6 +844,30 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream_sse(chunks, done=True)
         else:
             self._send_json(200, openai_completion(reply, model, input_tokens))
+
+    def _responses(
+        self,
+        reply: Reply,
+        body: Mapping[str, Any],
+        request: responses_api.ResponsesRequest,
+        input_tokens: int,
+    ) -> None:
+        if reply.status != 200:
+            self._send_json(reply.status, openai_error(reply))
+            return
+        tool = None
+        if reply.tool:
+            custom = reply.tool in request.custom_tools
+            tool = (reply.tool, responses_api.call_input(reply.tool, reply.tool_input, custom))
+        model = str(body.get("model") or MODEL_IDS[-1])
+        pieces = text_chunks(reply.text)
+        events = responses_api.reply_events(
+            model, pieces, tool, input_tokens, _output_tokens(reply)
+        )
+        if body.get("stream", True):
+            self._stream_sse((e["type"], e) for e in events)
+        else:
+            self._send_json(200, list(events)[-1]["response"])
 
     def _gemini(self, reply: Reply, model: str, input_tokens: int, action: str, sse: bool) -> None:
         if reply.status != 200:
@@ -910,11 +961,14 @@ def read_log(path: Path | str) -> list[dict[str, Any]]:
 
 
 def request_texts(entry: Mapping[str, Any]) -> list[str]:
-    """Every text, tool_use input and tool_result string in a logged Messages API request."""
+    """Every text, tool_use input and tool_result string in a logged Messages API request
+    (or the texts, tool calls and outputs of a Responses API request)."""
     out: list[str] = []
     body = entry.get("body")
     if not isinstance(body, Mapping):
         return out
+    if "input" in body and "messages" not in body:
+        return responses_api.texts_of(body)
     for message in body.get("messages") or []:
         content = message.get("content") if isinstance(message, Mapping) else None
         if isinstance(content, str):

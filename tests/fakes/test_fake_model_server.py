@@ -1,4 +1,4 @@
-"""The fake model server: wire shapes of the three APIs, rule order, logging, script mode."""
+"""The fake model server: wire shapes of the four APIs, rule order, logging, script mode."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from tests.fakes.fake_model_server import (
     load_rules,
     read_log,
     request_images,
+    request_texts,
     start_fake_model_server,
     tool_result_text,
 )
@@ -569,3 +570,100 @@ def test_script_mode_prints_port_and_logs(tmp_path: Path) -> None:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
     assert [e["reply"]["text"] for e in read_log(log)] == ["scripted"]
+
+
+# ---------------------------------------------------------------- OpenAI Responses (Codex)
+
+EXEC = {"type": "function", "name": "exec_command", "parameters": {"required": ["cmd"]}}
+PATCH = {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}}
+CONTEXT = {
+    "type": "message",
+    "role": "user",
+    "content": [
+        {
+            "type": "input_text",
+            "text": "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>",
+        }
+    ],
+}
+
+
+def prompt(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def responses(server: FakeModelServer, items: list[dict[str, Any]], **kw: Any) -> list[Any]:
+    body = {"model": "gpt-5.5", "input": items, "stream": True, "tools": [EXEC, PATCH], **kw}
+    status, headers, raw = call(server, "POST", "/v1/responses", body)
+    assert status == 200 and headers["content-type"] == "text/event-stream"
+    events = sse(raw)
+    assert all(name == data["type"] for name, data in events), events
+    return [data for _, data in events]
+
+
+def items_of(events: list[Any], kind: str) -> list[dict[str, Any]]:
+    return [e["item"] for e in events if e["type"] == kind]
+
+
+def test_responses_text_streams_as_output_text_deltas_with_usage(fake: FakeModelServer) -> None:
+    events = responses(fake, [prompt("say hi"), CONTEXT])
+    types = [e["type"] for e in events]
+    assert types[0] == "response.created" and types[-1] == "response.completed", types
+    deltas = [e["delta"] for e in events if e["type"] == "response.output_text.delta"]
+    assert len(deltas) == 3 and "".join(deltas) == "hello from fake"
+    (message,) = items_of(events, "response.output_item.done")
+    assert message["content"][0]["text"] == "hello from fake"
+    usage = events[-1]["response"]["usage"]
+    assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"] > 0
+    assert set(usage) >= {"input_tokens_details", "output_tokens_details"}
+
+
+def test_responses_bash_rule_calls_exec_command_with_cmd(fake: FakeModelServer) -> None:
+    (call_item,) = items_of(responses(fake, [prompt("run touch")]), "response.output_item.done")
+    assert (call_item["type"], call_item["name"]) == ("function_call", "exec_command")
+    assert json.loads(call_item["arguments"]) == {"cmd": "touch made_by_fake.txt"}
+    # Without the tool on offer (a title request), the same words get text.
+    events = responses(fake, [prompt("run touch")], tools=[])
+    assert items_of(events, "response.output_item.done")[0]["type"] == "message"
+
+
+def test_responses_write_rule_is_an_apply_patch_custom_call(fake: FakeModelServer) -> None:
+    rule = {"match": "write it", "tool": "Write", "input": {"file_path": "a.txt", "content": "x"}}
+    fake.set_rules({"rules": [rule]})
+    (call_item,) = items_of(responses(fake, [prompt("write it")]), "response.output_item.done")
+    assert (call_item["type"], call_item["name"]) == ("custom_tool_call", "apply_patch")
+    assert call_item["input"] == "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\n"
+
+
+def test_responses_tool_output_after_the_prompt_gets_the_after_tool_text(
+    fake: FakeModelServer,
+) -> None:
+    fake.set_rules({"after_tool_rules": [{"match": "exited with code 0", "text": "it worked"}]})
+    call_item = {
+        "type": "function_call",
+        "name": "exec_command",
+        "call_id": "c1",
+        "arguments": "{}",
+    }
+    output = {
+        "type": "function_call_output",
+        "call_id": "c1",
+        "output": "Process exited with code 0",
+    }
+    events = responses(fake, [prompt("run touch"), call_item, output, CONTEXT])
+    assert items_of(events, "response.output_item.done")[0]["content"][0]["text"] == "it worked"
+    # A new prompt after that output is a new question, not an answer to the tool.
+    events = responses(fake, [prompt("run touch"), call_item, output, prompt("say hi")])
+    assert items_of(events, "response.output_item.done")[0]["content"][0]["text"] == (
+        "hello from fake"
+    )
+    logged = fake.requests("/v1/responses")[-1]
+    assert request_texts(logged) == ["run touch", "{}", "Process exited with code 0", "say hi"]
+
+
+def test_responses_json_side_requests_get_schema_shaped_json(fake: FakeModelServer) -> None:
+    schema = {"type": "object", "properties": {"title": {"type": "string"}}}
+    fmt = {"type": "json_schema", "name": "title", "schema": schema}
+    events = responses(fake, [prompt("run touch")], text={"format": fmt}, tools=[])
+    (message,) = items_of(events, "response.output_item.done")
+    assert json.loads(message["content"][0]["text"]) == {"title": "fake"}

@@ -9,6 +9,7 @@ Env (each executable defaults to its `.ci/setup` cache location):
     ANGELIA_GEMINI_BIN         the gemini executable (Gemini CLI, run as `gemini --acp`)
     ANGELIA_CLAUDE_ACP_BIN     the claude-agent-acp executable (Claude Code's ACP adapter)
     ANGELIA_GROK_BIN           the grok executable (Grok Build, run as `grok agent stdio`)
+    ANGELIA_CODEX_BIN          the codex-acp executable (Codex's ACP adapter)
     ANGELIA_REQUIRE_REAL_CLI   "1": a missing CLI fails the test instead of skipping it
 """
 
@@ -35,6 +36,7 @@ CLAUDE_CODE_VERSION = "2.1.332"
 GEMINI_CLI_VERSION = "0.61.0"
 CLAUDE_AGENT_ACP_VERSION = "0.101.0"
 GROK_CLI_VERSION = "0.2.111"
+CODEX_ACP_VERSION = "2.6.0"
 
 
 def _cache() -> Path:
@@ -63,6 +65,10 @@ def default_grok_bin() -> Path:
     return _cache() / f"grok-cli-bin-{GROK_CLI_VERSION}" / "grok_cli_bin" / "bin" / "grok"
 
 
+def default_codex_bin() -> Path:
+    return _cache() / f"codex-acp-{CODEX_ACP_VERSION}" / "node_modules" / ".bin" / "codex-acp"
+
+
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The real Claude Code executable."""
@@ -85,6 +91,12 @@ def claude_acp_bin() -> Path:
 def grok_bin() -> Path:
     """The real Grok Build executable (an ACP agent with ``agent stdio``)."""
     return setup_executable("ANGELIA_GROK_BIN", default_grok_bin(), "grok CLI")
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The real codex-acp executable (Codex's ACP adapter; it runs its own ``codex``)."""
+    return setup_executable("ANGELIA_CODEX_BIN", default_codex_bin(), "codex-acp")
 
 
 @pytest.fixture

@@ -37,8 +37,15 @@ class LiveBrain:
     model: str = ""
 
 
-def brain_config(chat: ChatSession, profile: Profile) -> BrainConfig:
+def brain_config(
+    chat: ChatSession, profile: Profile, state_root: Path | None = None
+) -> BrainConfig:
+    """The brain's configuration; ``state_root`` (the app's data folder) holds a folder
+    per session for backends that keep their state there (``Brain.keeps_state``)."""
     forking = chat.backend_session_id is None and chat.forked_from is not None
+    state_dir = None
+    if state_root is not None and get_brain_class(profile.backend).keeps_state:
+        state_dir = str(state_root / profile.backend / chat.id)
     return BrainConfig(
         session_id=chat.id,
         cwd=profile.cwd,
@@ -52,11 +59,12 @@ def brain_config(chat: ChatSession, profile: Profile) -> BrainConfig:
         mcp_servers=dict(profile.mcp_servers),
         command=tuple(profile.command or ()),
         env=dict(profile.env),
+        state_dir=state_dir,
     )
 
 
-async def start_brain(chat: ChatSession, profile: Profile) -> Brain:
-    """A started brain for the session.
+async def start_brain(chat: ChatSession, profile: Profile, state_root: Path | None = None) -> Brain:
+    """A started brain for the session (``state_root``: see ``brain_config``).
 
     Raises:
         AppError: the folder is gone, the backend is unknown, or its CLI failed to start.
@@ -73,6 +81,6 @@ async def start_brain(chat: ChatSession, profile: Profile) -> Brain:
             f"The folder {profile.cwd} no longer exists, so the agent cannot "
             "start there. Restore the folder, or start a new session from this one."
         )
-    brain = get_brain_class(profile.backend)(brain_config(chat, profile))
+    brain = get_brain_class(profile.backend)(brain_config(chat, profile, state_root))
     await brain.start()
     return brain

@@ -232,7 +232,7 @@ class SessionManager:
             chat = store.get_session(self._engine, session_id)
             profile = store.session_profile(self._engine, chat)
             try:
-                brain = await start_brain(chat, profile)
+                brain = await start_brain(chat, profile, self.settings.data_dir)
             except AppError as exc:
                 payload: dict[str, object] = {"message": exc.message, "detail": exc.detail}
                 if chat.backend_session_id or chat.forked_from:

@@ -247,6 +247,6 @@ async def test_each_backend_says_what_the_conformance_table_shows(
         and "refused by the app: images, plan mode" in grok
     )
     assert "lacks allow always" in after["backend pi"].value
-    assert "not run in Angelia's test suite" in after["backend codex"].value
+    assert "not run in Angelia's test suite" in after["backend acp"].value
     [pi] = [b for b in report.to_json()["backends"] if b["name"] == "pi"]
     assert pi["features"] == after["backend pi"].value

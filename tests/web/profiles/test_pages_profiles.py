@@ -131,9 +131,9 @@ async def test_backends_page_lists_claude_with_its_install_hint(client: httpx.As
     assert images is not None and "refused by the app" in text_of(images)
     claude_cells = claude.select("ul.conformance li.has")
     assert len(claude_cells) == 10
-    codex = page.select_one("#backend-codex")
-    assert codex is not None and codex.select_one("ul.conformance") is None
-    assert "not run in Angelia's test suite" in text_of(codex)
+    generic = page.select_one("#backend-acp")
+    assert generic is not None and generic.select_one("ul.conformance") is None
+    assert "not run in Angelia's test suite" in text_of(generic)
     nav = page.select_one("nav a[href='/backends']")
     assert nav is not None and nav["aria-current"] == "page"
 

@@ -1,0 +1,169 @@
+"""Codex (OpenAI's ``codex``) over ACP through ``codex-acp`` (``@agentclientprotocol/codex-acp``),
+which runs ``codex app-server`` as its child.
+
+What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
+(docs/backends.md):
+
+- Codex keeps everything in ``CODEX_HOME``: its ``config.toml``, the sessions a later
+  process resumes, and the command prefixes "allow always" saves in ``rules/``, which apply
+  to every session sharing that home. Each chat session gets its own home under the app's
+  data folder (``BrainConfig.state_dir``), so an allow-always stays in its session, and a
+  ``config.toml`` written at each start from the profile: the model, and a model provider
+  when the profile's env names one (``ANGELIA_CODEX_BASE_URL``). A login is copied in only
+  when the profile asks (``ANGELIA_CODEX_LOGIN=copy``) and is never copied back.
+- Codex runs commands inside its own sandbox without asking; it asks only for escalations
+  and for writes outside its writable roots. The app's permission modes are Codex's sandbox
+  modes: ``default`` → ``workspace-write``, ``plan`` → ``read-only``,
+  ``bypassPermissions`` → ``agent-full-access``. Its default ``agent`` mode sends risky
+  calls to a second model call instead of the user, so it is never left on.
+- Because ordinary commands and edits are never asked about, the app could not keep a
+  deny rule or an allowed list by answering questions: profiles with either, and deny
+  rules for the tools Codex runs unasked, are refused.
+- A tool call sometimes gets no final update: open calls are closed when the turn ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import ClassVar
+
+from app.brains import register
+from app.brains.acp import AcpBrain
+from app.brains.base import BrainFacts, Capability
+from app.errors import BrainStartError
+
+__all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config"]
+
+# Profile env: an OpenAI Responses-compatible endpoint, the variable holding its key, and
+# whether to copy the user's own Codex login into the session's home.
+BASE_URL_VAR = "ANGELIA_CODEX_BASE_URL"
+KEY_VAR = "ANGELIA_CODEX_API_KEY"
+LOGIN_VAR = "ANGELIA_CODEX_LOGIN"
+PROVIDER = "angelia"
+
+
+@register
+class CodexBrain(AcpBrain):
+    """Codex driven over ACP by codex-acp, with a home of its own per session."""
+
+    name = "codex"
+    label = "Codex"
+    executable = "codex-acp"
+    install_hint = (
+        "npm i -g @agentclientprotocol/codex-acp@2.6.0 (it brings its own codex; needs "
+        "CODEX_API_KEY or OPENAI_API_KEY in the profile's env, a provider of its own, or "
+        f"{LOGIN_VAR}=copy to use your codex login)"
+    )
+    install_command = "npm i -g @agentclientprotocol/codex-acp@2.6.0"
+    install_note = (
+        "It brings its own codex. Needs CODEX_API_KEY or OPENAI_API_KEY in the profile's "
+        f"env, a provider of its own ({BASE_URL_VAR}), or {LOGIN_VAR}=copy to use your "
+        "codex login."
+    )
+    instructions_file = "AGENTS.md"
+    facts = BrainFacts(
+        resume="session/new returns the id; a later process reopens it with session/resume "
+        "(session/load also works), from the session's own CODEX_HOME under the data folder.",
+        permission_prompt="session/request_permission only for commands the model wants "
+        "run outside the sandbox and writes outside the writable roots (allow once / allow "
+        "always / reject); everything else runs in Codex's sandbox unasked. A reject ends "
+        "the turn (cancelled).",
+        process_lifetime="One codex-acp process (with its codex app-server child) per chat "
+        "session serving many turns; session/cancel stops a turn.",
+    )
+    capabilities = frozenset(
+        {
+            Capability.RESUME,
+            Capability.SET_MODE_MID_SESSION,
+            Capability.INTERRUPT,
+        }
+    )
+    limits = {
+        Capability.DENY_SINGLE_TOOL: "Codex runs commands inside its sandbox without asking, "
+        "so no answer of the app's could refuse one tool; use plan (read-only) mode instead",
+        Capability.PERMISSION_PROMPTS: "Codex asks only before leaving its sandbox or "
+        "writing outside its writable roots, so the tools outside an allowed list would "
+        "still run unasked",
+        Capability.PER_SESSION_MCP: "codex-acp 2.6.0 offers a session's MCP tools only "
+        "through its tool search, which Angelia has not shown to work",
+    }
+    permission_modes = ("default", "plan", "bypassPermissions")
+    mode_map: ClassVar[dict[str, str]] = {
+        "default": "workspace-write",
+        "plan": "read-only",
+        "bypassPermissions": "agent-full-access",
+    }
+    default_argv = ("codex-acp",)
+    catalog_env: ClassVar[dict[str, str]] = {"NO_BROWSER": "1"}
+    quirks = (
+        "Runs commands in its own sandbox without asking; asks only before escalating out "
+        "of it or writing outside the writable roots (which include /tmp). Each session "
+        "has its own CODEX_HOME in Angelia's data folder."
+    )
+    # Everything but escalations and writes outside the roots runs unasked, so an app
+    # rule denying any of these could never be applied (the rules API refuses them).
+    runs_unasked: ClassVar[frozenset[str]] = frozenset(
+        {"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "Read", "LS", "Grep", "Glob"}
+        | {"WebSearch", "WebFetch", "TodoWrite"}
+    )
+    keeps_state = True
+    close_open_tools = True
+
+    def launch_env(self) -> dict[str, str]:
+        env = super().launch_env()
+        if self.config.state_dir is None:
+            return env  # No folder of the app's: Codex uses its own home.
+        home = Path(self.config.state_dir)
+        try:
+            home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            (home / "config.toml").write_text(codex_config(self.config.model, env), "utf-8")
+            if env.get(LOGIN_VAR) == "copy":
+                _copy_login(home)
+        except OSError as exc:
+            raise BrainStartError(f"Could not prepare Codex's folder {home}: {exc}") from None
+        return {**env, "CODEX_HOME": str(home)}
+
+
+def codex_config(model: str | None, env: dict[str, str]) -> str:
+    """The session's ``config.toml``: the profile's model and, if its env names one, a
+    Responses-API provider.
+
+    Raises:
+        BrainStartError: The base URL is not an http(s) URL.
+    """
+    lines = ["# Written by Angelia at each start of this session's Codex; edits are lost."]
+    if model:
+        # codex-acp names models "<slug>[<effort>]"; config.toml takes the slug.
+        lines.append(f"model = {json.dumps(model.split('[', 1)[0])}")
+    base_url = env.get(BASE_URL_VAR, "")
+    if base_url:
+        if not base_url.startswith(("http://", "https://")):
+            raise BrainStartError(
+                f"{BASE_URL_VAR} must be an http:// or https:// URL, not {base_url!r}."
+            )
+        lines += [
+            f"model_provider = {json.dumps(PROVIDER)}",
+            "",
+            f"[model_providers.{PROVIDER}]",
+            'name = "Angelia profile"',
+            f"base_url = {json.dumps(base_url)}",
+            'wire_api = "responses"',
+        ]
+        if KEY_VAR in env:
+            lines.append(f"env_key = {json.dumps(KEY_VAR)}")
+    return "\n".join(lines) + "\n"
+
+
+def _copy_login(home: Path) -> None:
+    """Copy the user's ``auth.json`` in, afresh each start; the copy is never read back."""
+    own = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "auth.json"
+    if not own.is_file():
+        raise BrainStartError(
+            f"{LOGIN_VAR}=copy, but there is no Codex login at {own}: run codex login first."
+        )
+    target = home / "auth.json"
+    shutil.copyfile(own, target)
+    target.chmod(0o600)

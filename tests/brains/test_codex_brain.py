@@ -1,0 +1,95 @@
+"""The codex brain on the scripted ACP agent: what it adds to the generic ACP brain.
+
+The real codex-acp is driven in ``tests/real/test_real_codex.py``; these cover what the real
+one does too rarely to catch on demand (a tool call with no final update).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.brains import get_brain_class
+from app.brains.acp import AcpBrain
+from app.brains.events import ToolCall, ToolResult, TurnEnded
+from tests.brains.conftest import EventRecorder
+from tests.fakes.fake_acp_agent import FakeAcpFiles
+
+# codex-acp 2.6.0's modes; it starts in "agent", which asks a second model, not the user.
+MODES = {"current": "agent", "available": ["read-only", "workspace-write", "agent"]}
+OPEN_TOOL = {"id": "t1", "title": "ls", "kind": "execute", "status": "in_progress"}
+
+
+@pytest.fixture
+async def started(tmp_path: Path) -> AsyncIterator[list[tuple[AcpBrain, EventRecorder]]]:
+    brains: list[tuple[AcpBrain, EventRecorder]] = []
+    yield brains
+    for brain, recorder in brains:
+        await brain.stop()
+        await recorder.cancel()
+
+
+async def start(
+    backend: str,
+    files: FakeAcpFiles,
+    started: list[tuple[AcpBrain, EventRecorder]],
+    **overrides: Any,
+) -> tuple[AcpBrain, EventRecorder]:
+    brain_cls = get_brain_class(backend)
+    assert issubclass(brain_cls, AcpBrain)
+    brain = brain_cls(files.config(**overrides))
+    recorder = EventRecorder(brain)
+    started.append((brain, recorder))
+    await brain.start()
+    return brain, recorder
+
+
+@pytest.mark.parametrize(("backend", "closed"), [("codex", True), ("acp", False)])
+async def test_a_tool_call_left_open_is_closed_when_the_turn_ends(
+    tmp_path: Path,
+    started: list[tuple[AcpBrain, EventRecorder]],
+    backend: str,
+    closed: bool,
+) -> None:
+    files = FakeAcpFiles(tmp_path)
+    files.scenario([{"update": {"tool": OPEN_TOOL}}, {"text": "listed"}], modes=MODES)
+    brain, rec = await start(backend, files, started)
+    await brain.send("go")
+    await rec.wait_for(TurnEnded)
+    assert [c.tool_call_id for c in rec.of(ToolCall)] == ["t1"]
+    results = rec.of(ToolResult)
+    if closed:
+        assert [(r.tool_call_id, r.is_error) for r in results] == [("t1", True)]
+        assert "did not report how this tool call ended" in results[0].output
+        events = rec.events
+        assert events.index(results[0]) < events.index(rec.of(TurnEnded)[0])
+    else:
+        assert results == []
+
+
+async def test_codex_home_gets_the_profiles_config_and_the_sandbox_mode(
+    tmp_path: Path, started: list[tuple[AcpBrain, EventRecorder]]
+) -> None:
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(modes=MODES)
+    home = tmp_path / "data" / "codex" / "chat-1"
+    env = {"ANGELIA_CODEX_BASE_URL": "http://127.0.0.1:9/v1"}
+    await start("codex", files, started, state_dir=str(home), env=env, model="gpt-5.5[high]")
+    config = (home / "config.toml").read_text()
+    assert 'model = "gpt-5.5"' in config and 'model_provider = "angelia"' in config
+    assert 'base_url = "http://127.0.0.1:9/v1"' in config and "env_key" not in config
+    assert home.stat().st_mode & 0o777 == 0o700
+    # codex-acp's own "agent" mode is left for the sandbox mode of Angelia's default.
+    assert files.requests("session/set_mode")[-1]["modeId"] == "workspace-write"
+
+
+async def test_without_a_folder_of_the_apps_codex_keeps_its_own_home(
+    tmp_path: Path, started: list[tuple[AcpBrain, EventRecorder]]
+) -> None:
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(modes=MODES)
+    await start("codex", files, started)
+    assert not list(tmp_path.glob("**/config.toml"))
