@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
+from app.services.store import store
+from tests.conftest import FAKES, LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, of_kind, send, wait_for_events
+
+if TYPE_CHECKING:
+    from tests.real.conftest import ProfileFactory
 
 # First start of an agent (node start-up, session set-up) plus a turn, with room to spare.
 TIMEOUT = 45.0
@@ -37,8 +43,9 @@ class Agent:
 
 
 def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
-    """The installed CLI of ``backend`` with its offline environment (fixtures of conftest);
-    a missing one skips (or, in CI, fails) only the tests that ask for it."""
+    """The installed CLI of ``backend`` with its offline environment (fixtures of conftest,
+    and for OpenCode and pi of ``common``, which the asking module imports); a missing one
+    skips (or, in CI, fails) only the tests that ask for it."""
     if backend == "claude":
         claude: Path = request.getfixturevalue("claude_bin")
         return Agent("claude", [str(claude)], request.getfixturevalue("claude_env"))
@@ -51,7 +58,58 @@ def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
     if backend == "claude-acp":
         adapter: Path = request.getfixturevalue("claude_acp_bin")
         return Agent("claude-acp", [str(adapter)], request.getfixturevalue("claude_acp_env"))
+    if backend == "opencode":
+        opencode: Path = request.getfixturevalue("opencode_bin")
+        return Agent("opencode", [str(opencode), "acp"], request.getfixturevalue("opencode_env"))
+    if backend == "pi":
+        pi_acp: Path = request.getfixturevalue("pi_acp_bin")
+        return Agent("pi", [str(pi_acp)], request.getfixturevalue("pi_env"))
     raise ValueError(f"no real agent set up for {backend!r}")
+
+
+async def new_session(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, **fields: Any
+) -> str:
+    """A fresh chat session of a new profile running ``agent`` with ``fields``."""
+    profile = await make_profile(agent.backend, agent.command, agent.env, **fields)
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+async def all_events(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
+    r = await client.get(f"/api/sessions/{session_id}/events")
+    events: list[dict[str, Any]] = r.json()["events"]
+    return events
+
+
+def turn_of(events: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """The events of the ``n``-th turn (1-based), from its user message to its turn end."""
+    starts = [i for i, e in enumerate(events) if e["kind"] == "user_message"]
+    ends = [i for i, e in enumerate(events) if e["kind"] == "turn_end"]
+    return events[starts[n - 1] : ends[n - 1] + 1]
+
+
+def backend_pid(server: LiveServer, session_id: str) -> int:
+    """The pid of the session's live agent process."""
+    state = server.app.state.angelia
+    assert state.manager.is_live(session_id)
+    pid = store.get_session(state.engine, session_id).backend_pid
+    assert pid, "no backend_pid recorded for a live session"
+    return int(pid)
+
+
+def mark_server(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """The test MCP server (its log, its profile entry); it answers ``marked <text>``."""
+    log = tmp_path / "mcp.jsonl"
+    return log, {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
+
+
+def mcp_calls(log: Path) -> list[tuple[str, Any]]:
+    """The (tool, arguments) of every call the test MCP server received."""
+    received = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    calls = [m["params"] for m in received if m.get("method") == "tools/call"]
+    return [(c["name"], c["arguments"]) for c in calls]
 
 
 async def the_pending_request(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:

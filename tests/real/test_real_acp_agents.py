@@ -20,7 +20,6 @@ What each agent showed here (and ``docs/backends.md`` records):
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import re
 from pathlib import Path
@@ -29,7 +28,6 @@ import httpx
 import pytest
 
 from app.main import create_app
-from app.services.store import store
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer
@@ -37,14 +35,15 @@ from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
 from tests.real.steps import (
     TIMEOUT,
     Agent,
+    backend_pid,
     decide,
     main_requests,
     model_texts,
     real_agent,
     requests_with,
     the_pending_request,
+    turn_of,
 )
-from tests.real.test_real_claude_images_rewind import png
 
 pytestmark = pytest.mark.real_cli
 
@@ -57,14 +56,6 @@ def agent(request: pytest.FixtureRequest) -> Agent:
 
 
 # -- helpers ------------------------------------------------------------------------------------
-def backend_pid(server: LiveServer, session_id: str) -> int:
-    state = server.app.state.angelia
-    assert state.manager.is_live(session_id)
-    pid = store.get_session(state.engine, session_id).backend_pid
-    assert pid, "no backend_pid recorded for a live session"
-    return int(pid)
-
-
 def date_gemini_chat_back(home: Path, backend_session_id: str) -> None:
     """Rename gemini's chat file as if the chat had been created long ago.
 
@@ -242,7 +233,7 @@ async def test_restart_resumes_the_agent_session(
 
     assert not of_kind(events, "error"), of_kind(events, "error")
     # The old conversation is not shown again: no replayed text, tools or extra messages.
-    second_turn = events[[e["kind"] for e in events].index("user_message", 1) :]
+    second_turn = turn_of(events, 2)
     assert [a["text"] for a in of_kind(second_turn, "assistant_message")] == ["hello from fake"]
     assert "".join(d["text"] for d in of_kind(second_turn, "text_delta")) == "hello from fake"
     assert not of_kind(second_turn, "tool_call"), kinds(second_turn)
@@ -290,31 +281,3 @@ async def test_switch_model_through_the_agents_model_option(
     await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     asked = [str(e["body"].get("model")) for e in requests_with(fake_model, "second turn")]
     assert asked and all(other in m for m in asked), asked
-
-
-@pytest.mark.conformance("images", result={"grok": "refused"})
-async def test_images_go_as_acp_image_blocks_and_rewind_is_refused(
-    client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
-) -> None:
-    sid = agent_session
-    image = png()
-    data = base64.b64encode(image).decode()
-    r = await client.post(
-        f"/api/sessions/{sid}/messages",
-        json={"text": "describe it", "images": [{"media_type": "image/png", "data": data}]},
-    )
-    if agent.backend == "grok":
-        # Grok Build says promptCapabilities.image = false: refused, nothing sent.
-        assert r.status_code == 422 and "does not take images" in r.text, r.text
-        assert not requests_with(fake_model, "describe it")
-        return
-    # The other agents say promptCapabilities.image = true.
-    assert r.status_code == 202, r.text
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert of_kind(events, "user_message")[0]["images"][0]["media_type"] == "image/png"
-    bodies = [json.dumps(e["body"]) for e in fake_model.requests() if isinstance(e["body"], dict)]
-    assert any(data in b for b in bodies), "the image never reached the model"
-
-    seq = of_kind(events, "user_message")[0]["seq"]
-    r = await client.post(f"/api/sessions/{sid}/rewind", json={"event_seq": seq})
-    assert r.status_code == 409 and "cannot restore files" in r.text, r.text

@@ -11,8 +11,6 @@ keeps them inside the session's folder.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -23,12 +21,18 @@ import pytest
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
-from tests.real.steps import TIMEOUT, decide, requests_with, the_pending_request
+from tests.real.steps import (
+    TIMEOUT,
+    Agent,
+    decide,
+    mark_server,
+    mcp_calls,
+    new_session,
+    requests_with,
+    the_pending_request,
+)
 
 pytestmark = pytest.mark.real_cli
-
-FAKES = Path(__file__).parents[1] / "fakes"
-
 
 NewSession = Callable[..., Awaitable[str]]
 
@@ -43,10 +47,8 @@ def grok_session(
     """``await grok_session(**profile_fields)``: a new chat of a real-grok profile."""
 
     async def new(**fields: Any) -> str:
-        profile = await make_profile("grok", [str(grok_bin)], grok_env, **fields)
-        r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
-        assert r.status_code == 201, r.text
-        return str(r.json()["id"])
+        grok = Agent("grok", [str(grok_bin)], grok_env)
+        return await new_session(client, make_profile, grok, **fields)
 
     return new
 
@@ -103,8 +105,7 @@ async def test_a_per_session_mcp_server_is_reached_through_use_tool(
     fake_model: FakeModelServer,
     tmp_path: Path,
 ) -> None:
-    log = tmp_path / "mcp.jsonl"
-    server = {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
+    log, server = mark_server(tmp_path)
     sid = await grok_session(mcp_servers={"mark": server})
     fake_model.set_rules(
         {
@@ -123,12 +124,10 @@ async def test_a_per_session_mcp_server_is_reached_through_use_tool(
     # Named as Claude Code names MCP tools, so one rule set serves every backend.
     assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
     assert [o["choice"] for o in request["options"]] == ["allow_once", "deny"], request
-    assert not log.exists() or "tools/call" not in log.read_text()
+    assert mcp_calls(log) == []
     await decide(client, request["id"], "allow_once")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    received = [json.loads(line) for line in log.read_text().splitlines()]
-    called = [m["params"] for m in received if m.get("method") == "tools/call"]
-    assert [(c["name"], c["arguments"]) for c in called] == [("mark", {"text": "apricot"})]
+    assert mcp_calls(log) == [("mark", {"text": "apricot"})]
     results = of_kind(events, "tool_result")
     assert any("marked apricot" in r["output"] for r in results), results
     assert requests_with(fake_model, "use mark")
@@ -143,7 +142,7 @@ async def test_a_per_session_mcp_server_is_reached_through_use_tool(
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     decision = of_kind(events, "permission_decision")[-1]
     assert (decision["decision"], decision["rule"]) == ("deny", "mcp__mark"), decision
-    assert len([line for line in log.read_text().splitlines() if "tools/call" in line]) == 1
+    assert len(mcp_calls(log)) == 1
 
 
 @pytest.mark.conformance("allow_always", backend="grok")
