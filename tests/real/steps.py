@@ -10,6 +10,8 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
+from app.main import create_app
 from app.services.store import store
+from app.settings import Settings
 from tests.conftest import FAKES, LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
-from tests.helpers import count, of_kind, send, wait_for_events
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
 
 if TYPE_CHECKING:
     from tests.real.conftest import ProfileFactory
@@ -202,3 +206,53 @@ async def interrupt_a_slow_reply(
     assert of_kind(events, "turn_end")[-1]["is_error"] is False
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
     return end
+
+
+@asynccontextmanager
+async def restarted_app(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app started again on the same data (stop the old server first)."""
+    restarted = LiveServer(create_app(settings))
+    await restarted.start()
+    try:
+        async with restarted.client() as client:
+            yield client
+    finally:
+        await restarted.stop()
+
+
+async def say_again_after_restart(
+    settings: Settings, session_id: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Start the app again (its server stopped) and take a second turn, "say again":
+    (the session's events, the session) as the restarted app shows them."""
+    async with restarted_app(settings) as client:
+        r = await client.get(f"/api/sessions/{session_id}")
+        assert r.json()["status"] == "idle", r.json()
+        await send(client, session_id, "say again")
+        events = await wait_for_events(client, session_id, count("turn_end", 2), timeout=TIMEOUT)
+        session: dict[str, Any] = (await client.get(f"/api/sessions/{session_id}")).json()
+    return events, session
+
+
+def assert_resumed_quietly(
+    events: list[dict[str, Any]],
+    session: dict[str, Any],
+    backend_session_id: str,
+    fake_model: FakeModelServer,
+    earlier: tuple[str, ...],
+) -> None:
+    """After a restart and a second turn ("say again"): nothing of the first turn came back
+    as part of the second, the same agent session went on, and the model saw ``earlier``."""
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    second = turn_of(events, 2)
+    assert [a["text"] for a in of_kind(second, "assistant_message")] == ["hello from fake"]
+    assert "".join(d["text"] for d in of_kind(second, "text_delta")) == "hello from fake"
+    assert not of_kind(second, "tool_call") and not of_kind(second, "tool_result"), kinds(second)
+    assert len(of_kind(events, "user_message")) == 2
+    assert len(of_kind(events, "backend_session")) == 1
+    assert session["backend_session_id"] == backend_session_id and session["turns"] == 2
+    newest = requests_with(fake_model, "say again")
+    assert newest, [e["reply"] for e in main_requests(fake_model)]
+    history = model_texts(newest[-1])
+    for expected in (*earlier, "say again"):
+        assert any(expected in t for t in history), (expected, history)

@@ -27,7 +27,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.main import create_app
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer
@@ -35,14 +34,15 @@ from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
 from tests.real.steps import (
     TIMEOUT,
     Agent,
+    assert_resumed_quietly,
     backend_pid,
     decide,
     main_requests,
     model_texts,
     real_agent,
     requests_with,
+    say_again_after_restart,
     the_pending_request,
-    turn_of,
 )
 
 pytestmark = pytest.mark.real_cli
@@ -220,32 +220,11 @@ async def test_restart_resumes_the_agent_session(
     if agent.backend == "gemini":
         date_gemini_chat_back(agent.home, backend_session_id)
 
-    restarted = LiveServer(create_app(settings))
-    await restarted.start()
-    try:
-        async with restarted.client() as client2:
-            assert (await client2.get(f"/api/sessions/{sid}")).json()["status"] == "idle"
-            await send(client2, sid, "say again")
-            events = await wait_for_events(client2, sid, count("turn_end", 2), timeout=TIMEOUT)
-            session = (await client2.get(f"/api/sessions/{sid}")).json()
-    finally:
-        await restarted.stop()
+    events, session = await say_again_after_restart(settings, sid)
 
-    assert not of_kind(events, "error"), of_kind(events, "error")
     # The old conversation is not shown again: no replayed text, tools or extra messages.
-    second_turn = turn_of(events, 2)
-    assert [a["text"] for a in of_kind(second_turn, "assistant_message")] == ["hello from fake"]
-    assert "".join(d["text"] for d in of_kind(second_turn, "text_delta")) == "hello from fake"
-    assert not of_kind(second_turn, "tool_call"), kinds(second_turn)
-    assert len(of_kind(events, "backend_session")) == 1
-    assert session["backend_session_id"] == backend_session_id and session["turns"] == 2
-
-    # The new process continued the old conversation: the model sees the earlier turn.
-    newest = requests_with(fake_model, "say again")
-    assert newest, [e["reply"] for e in main_requests(fake_model)]
-    history = model_texts(newest[-1])
-    for expected in ("remember the word apricot", "hello from fake", "say again"):
-        assert any(expected in t for t in history), (expected, history)
+    earlier = ("remember the word apricot", "hello from fake")
+    assert_resumed_quietly(events, session, backend_session_id, fake_model, earlier)
     if agent.backend == "claude-acp":
         # Two Claude queries for the session: the first new, the second a session/resume.
         lines = resume_lines(agent, backend_session_id)

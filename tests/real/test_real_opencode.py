@@ -24,10 +24,9 @@ import httpx
 import pytest
 
 from app.brains.opencode import OpenCodeBrain
-from app.main import create_app
 from app.settings import Settings
 from tests.conftest import LiveServer
-from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
 from tests.real.common import (  # noqa: F401 (fixtures, found by name)
     opencode_bin,
@@ -37,10 +36,12 @@ from tests.real.common import (  # noqa: F401 (fixtures, found by name)
 )
 from tests.real.steps import (
     TIMEOUT,
+    assert_resumed_quietly,
     backend_pid,
     decide,
     main_requests,
     permission_rows,
+    say_again_after_restart,
     the_pending_request,
     turn_of,
 )
@@ -234,27 +235,9 @@ async def test_restart_resumes_without_showing_the_history_again(
     backend_session_id = (await client.get(f"/api/sessions/{sid}")).json()["backend_session_id"]
     await server.stop()
 
-    restarted = LiveServer(create_app(settings))
-    await restarted.start()
-    try:
-        async with restarted.client() as client2:
-            assert (await client2.get(f"/api/sessions/{sid}")).json()["status"] == "idle"
-            await send(client2, sid, "say again")
-            events = await wait_for_events(client2, sid, count("turn_end", 2), timeout=TIMEOUT)
-            session = (await client2.get(f"/api/sessions/{sid}")).json()
-    finally:
-        await restarted.stop()
+    events, session = await say_again_after_restart(settings, sid)
 
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    second = turn_of(events, 2)
     # Nothing of the first turn (its text, its tool call) comes back as part of the second.
-    assert [a["text"] for a in of_kind(second, "assistant_message")] == ["hello from fake"]
-    assert "".join(d["text"] for d in of_kind(second, "text_delta")) == "hello from fake"
-    assert not of_kind(second, "tool_call") and not of_kind(second, "tool_result"), kinds(second)
+    earlier = ("remember the word apricot", "done")
+    assert_resumed_quietly(events, session, backend_session_id, fake_model, earlier)
     assert len(of_kind(events, "tool_call")) == 1
-    assert session["backend_session_id"] == backend_session_id and session["turns"] == 2
-    # The new process continued the conversation: the model sees the first turn.
-    newest = [e for e in main_requests(fake_model) if "say again" in str(e["body"])]
-    history = request_texts(newest[-1])
-    for expected in ("remember the word apricot", "done", "say again"):
-        assert any(expected in t for t in history), (expected, history)

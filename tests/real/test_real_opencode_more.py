@@ -30,8 +30,6 @@ from tests.real.steps import (
     TIMEOUT,
     decide,
     main_requests,
-    mark_server,
-    mcp_calls,
     the_pending_request,
     turn_of,
 )
@@ -165,50 +163,6 @@ async def test_bypass_allows_what_is_asked_but_a_deny_rule_still_wins(
     assert (last["decision"], last["source"]) == ("deny", "mode"), last
     session = (await client.get(f"/api/sessions/{sid}")).json()
     assert session["permission_mode"] == "dontAsk"
-
-
-@pytest.mark.conformance("mcp", backend="opencode")
-async def test_a_per_session_mcp_server_tool_asks_and_runs(
-    client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    opencode_bin: Path,
-    opencode_env: dict[str, str],
-    tmp_path: Path,
-    fake_model: FakeModelServer,
-) -> None:
-    log, server = mark_server(tmp_path)
-    profile = await make_profile(
-        "opencode", [str(opencode_bin), "acp"], opencode_env, mcp_servers={"mark": server}
-    )
-    sid = (await client.post("/api/sessions", json={"profile_id": profile["id"]})).json()["id"]
-
-    await send(client, sid, "use mark")
-    request = await the_pending_request(client, sid)
-    # OpenCode calls it mark_mark and asks without showing the input; the app names it
-    # as Claude Code would, so MCP rules read the same for every backend.
-    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {}), request
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
-    results = of_kind(events, "tool_result")
-    assert [(r["output"], r["is_error"]) for r in results] == [("marked apricot", False)]
-    assert "mark_mark" in offered_tools(main_requests(fake_model)[0])
-    assert mcp_calls(log) == [("mark", {"text": "apricot"})]
-
-    # A rule for the whole server refuses the next call before it reaches the server.
-    r = await client.post(
-        f"/api/profiles/{profile['id']}/rules", json={"rule": "mcp__mark", "decision": "deny"}
-    )
-    assert r.status_code == 201, r.text
-    await send(client, sid, "use mark")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    second = turn_of(events, 2)
-    decisions = of_kind(second, "permission_decision")
-    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
-        ("deny", "rule", "mcp__mark")
-    ]
-    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
-    assert len(mcp_calls(log)) == 1
 
 
 @pytest.mark.conformance("model_switch", backend="opencode")

@@ -28,10 +28,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.main import create_app
 from app.settings import Settings
 from tests.conftest import LiveServer
-from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
 from tests.real.common import (  # noqa: F401 (fixtures, found by name)
     node22_bin,
@@ -41,15 +40,13 @@ from tests.real.common import (  # noqa: F401 (fixtures, found by name)
     pi_profile,
     pi_session,
 )
-from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
     TIMEOUT,
+    assert_resumed_quietly,
     decide,
-    mark_server,
-    mcp_calls,
     requests_with,
+    restarted_app,
     the_pending_request,
-    turn_of,
 )
 
 pytestmark = pytest.mark.real_cli
@@ -119,41 +116,24 @@ async def test_restart_loads_the_session_without_showing_it_twice(
     assert backend_session_id
     await server.stop()
 
-    restarted = LiveServer(create_app(settings))
-    await restarted.start()
-    try:
-        async with restarted.client() as client2:
-            assert (await client2.get(f"/api/sessions/{sid}")).json()["status"] == "idle"
-            started = time.monotonic()
-            await send(client2, sid, "say again")
-            events = await wait_for_events(client2, sid, count("turn_end", 2), timeout=TIMEOUT)
-            took = time.monotonic() - started
-            session = (await client2.get(f"/api/sessions/{sid}")).json()
-            # The reloaded pi has the gate too: a command still asks, and "no" holds.
-            await send(client2, sid, "BASH: touch after_restart.txt")
-            asked = await the_pending_request(client2, sid)
-            assert asked["input"]["command"] == "touch after_restart.txt", asked
-            await decide(client2, asked["id"], "deny")
-            await wait_for_events(client2, sid, count("turn_end", 3), timeout=TIMEOUT)
-    finally:
-        await restarted.stop()
+    async with restarted_app(settings) as client2:
+        assert (await client2.get(f"/api/sessions/{sid}")).json()["status"] == "idle"
+        started = time.monotonic()
+        await send(client2, sid, "say again")
+        events = await wait_for_events(client2, sid, count("turn_end", 2), timeout=TIMEOUT)
+        took = time.monotonic() - started
+        session = (await client2.get(f"/api/sessions/{sid}")).json()
+        # The reloaded pi has the gate too: a command still asks, and "no" holds.
+        await send(client2, sid, "BASH: touch after_restart.txt")
+        asked = await the_pending_request(client2, sid)
+        assert asked["input"]["command"] == "touch after_restart.txt", asked
+        await decide(client2, asked["id"], "deny")
+        await wait_for_events(client2, sid, count("turn_end", 3), timeout=TIMEOUT)
     assert not (project_dir / "after_restart.txt").exists()
 
-    assert not of_kind(events, "error"), of_kind(events, "error")
     # session/load replayed the first turn with no marker; none of it is shown again.
-    second_turn = turn_of(events, 2)
-    assert [a["text"] for a in of_kind(second_turn, "assistant_message")] == ["hello from fake"]
-    assert "".join(d["text"] for d in of_kind(second_turn, "text_delta")) == "hello from fake"
-    assert not of_kind(second_turn, "tool_call"), kinds(second_turn)
-    assert not of_kind(second_turn, "tool_result"), kinds(second_turn)
-    assert len(of_kind(events, "user_message")) == 2
-    assert len(of_kind(events, "backend_session")) == 1
-    assert session["backend_session_id"] == backend_session_id and session["turns"] == 2
-    # The new process continued the old conversation: the model sees the earlier turn.
-    newest = requests_with(fake_model, "say again")[0]  # later turns carry it as history
-    history = request_texts(newest)
-    for expected in ("remember the word apricot", "done", "say again"):
-        assert any(expected in t for t in history), (expected, history)
+    earlier = ("remember the word apricot", "done")
+    assert_resumed_quietly(events, session, backend_session_id, fake_model, earlier)
     print(f"pi turn after a restart (start, session/load, turn): {took:.2f} s")
 
 
@@ -204,39 +184,3 @@ async def test_bash_output_shows_as_the_result(
     (result,) = of_kind(events, "tool_result")
     assert result["is_error"] is False, result
     assert result["output"].split() == ["listed.txt", "shown-by-bash"], result
-
-
-@pytest.mark.conformance("mcp", backend="pi")
-async def test_a_profile_mcp_server_reaches_the_model_and_asks(
-    client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    pi_acp_bin: Path,
-    pi_env: dict[str, str],
-    tmp_path: Path,
-    fake_model: FakeModelServer,
-) -> None:
-    calls, server = mark_server(tmp_path)
-    profile = await make_profile("pi", [str(pi_acp_bin)], pi_env, mcp_servers={"mark": server})
-    sid = (await client.post("/api/sessions", json={"profile_id": profile["id"]})).json()["id"]
-    fake_model.set_rules(
-        {
-            "chunk_delay": 0.02,
-            "rules": [{"match": "use mark", "tool": "mcp__mark__mark", "input": {"text": "hi"}}],
-        }
-    )
-    await send(client, sid, "use mark")
-    # An MCP tool can do anything, so the gate asks about it like about bash.
-    request = await the_pending_request(client, sid)
-    assert request["tool"] == "mcp__mark__mark" and request["input"] == {"text": "hi"}, request
-    assert mcp_calls(calls) == []
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-
-    assert mcp_calls(calls) == [("mark", {"text": "hi"})]
-    (result,) = of_kind(events, "tool_result")
-    assert result["is_error"] is False and "marked hi" in result["output"], result
-    (first, *_) = requests_with(fake_model, "use mark")
-    offered = {t["function"]["name"] for t in first["body"]["tools"]}
-    assert "mcp__mark__mark" in offered, offered
-    # Only this session's pi had the server: the user's own MCP config was not touched.
-    assert not (Path(pi_env["HOME"]) / ".pi" / "agent" / "mcp.json").exists()

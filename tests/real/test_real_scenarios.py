@@ -37,6 +37,7 @@ from tests.real.steps import (
     all_events,
     decide,
     interrupt_a_slow_reply,
+    main_requests,
     mark_server,
     mcp_calls,
     new_session,
@@ -105,8 +106,19 @@ async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
         assert not end["errors"], end  # pi confirmed the cancel itself, in time
 
 
-# Claude Code loads MCP tools on demand (ToolSearch), so the fake calls it unoffered.
-USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": {"text": "apricot"}}
+# How each agent's model calls the test server's tool. Claude Code loads MCP tools on
+# demand (ToolSearch), so the fake calls it unoffered; OpenCode names it <server>_<tool>;
+# grok reaches MCP tools through its own use_tool.
+MARK_INPUT = {"text": "apricot"}
+USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": MARK_INPUT, "force": True}
+USE_MARK_BY_BACKEND = {
+    "opencode": {"match": "use mark", "tool": "mark_mark", "input": MARK_INPUT},
+    "grok": {
+        "match": "use mark",
+        "tool": "use_tool",
+        "input": {"tool_name": "mark__mark", "tool_input": MARK_INPUT},
+    },
+}
 
 
 async def mark_session(
@@ -119,7 +131,8 @@ async def mark_session(
     """(the MCP server's log, a session with it) where "use mark" calls its tool."""
     log, server = mark_server(tmp_path)
     sid = await new_session(client, make_profile, agent, mcp_servers={"mark": server})
-    fake_model.set_rules({"chunk_delay": 0.0, "rules": [USE_MARK | {"force": True}]})
+    rule = USE_MARK_BY_BACKEND.get(agent.backend, USE_MARK)
+    fake_model.set_rules({"chunk_delay": 0.0, "rules": [rule]})
     return log, sid
 
 
@@ -157,9 +170,9 @@ async def test_allow_always_spares_the_next_question(
         assert (project_dir / "a.txt").exists()
 
 
-@pytest.mark.parametrize("agent", ["claude", "claude-acp"], indirect=True)
+@pytest.mark.parametrize("agent", ["claude", "claude-acp", "grok", "opencode", "pi"], indirect=True)
 @pytest.mark.conformance("mcp")
-async def test_a_profile_mcp_server_is_reached(
+async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
     client: httpx.AsyncClient,
     make_profile: ProfileFactory,
     agent: Agent,
@@ -169,15 +182,43 @@ async def test_a_profile_mcp_server_is_reached(
     log, sid = await mark_session(client, make_profile, agent, fake_model, tmp_path)
     await send(client, sid, "use mark")
     request = await the_pending_request(client, sid)
-    # Named as Claude Code names MCP tools, so one rule set serves every backend.
-    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
+    # Named as Claude Code names MCP tools, so one rule set serves every backend; OpenCode
+    # asks without showing the input.
+    shown = {} if agent.backend == "opencode" else MARK_INPUT
+    assert (request["tool"], request["input"]) == ("mcp__mark__mark", shown), request
+    if agent.backend == "grok":
+        assert [o["choice"] for o in request["options"]] == ["allow_once", "deny"], request
     assert mcp_calls(log) == []
     await decide(client, request["id"], "allow_once")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert mcp_calls(log) == [("mark", {"text": "apricot"})]
+    assert mcp_calls(log) == [("mark", MARK_INPUT)]
     results = of_kind(events, "tool_result")
     assert any("marked apricot" in r["output"] for r in results), results
     assert requests_with(fake_model, "marked apricot")
+    if agent.backend in ("opencode", "pi"):
+        assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
+        assert [(r["output"], r["is_error"]) for r in results] == [("marked apricot", False)]
+        offered = {t["function"]["name"] for t in main_requests(fake_model)[0]["body"]["tools"]}
+        assert {"opencode": "mark_mark", "pi": "mcp__mark__mark"}[agent.backend] in offered
+    if agent.backend == "pi":
+        # Only this session's pi had the server: the user's own MCP config was not touched.
+        assert not (agent.home / ".pi" / "agent" / "mcp.json").exists()
+
+    # A rule for the whole server refuses the next call before it reaches the server.
+    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
+    r = await client.post(
+        f"/api/profiles/{profile_id}/rules", json={"rule": "mcp__mark", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+    await send(client, sid, "use mark again")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    second = turn_of(events, 2)
+    decisions = of_kind(second, "permission_decision")
+    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
+        ("deny", "rule", "mcp__mark")
+    ], decisions
+    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
+    assert mcp_calls(log) == [("mark", MARK_INPUT)]
 
 
 @pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
