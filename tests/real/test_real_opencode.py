@@ -15,8 +15,6 @@ and MCP servers are in ``test_real_opencode_more.py``; the set-up is ``common``'
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from app.brains.opencode import OpenCodeBrain
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer
-from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
 from tests.real.common import (  # noqa: F401 (fixtures, found by name)
     opencode_bin,
     opencode_env,
@@ -37,7 +35,6 @@ from tests.real.common import (  # noqa: F401 (fixtures, found by name)
 from tests.real.steps import (
     TIMEOUT,
     assert_resumed_quietly,
-    backend_pid,
     decide,
     main_requests,
     permission_rows,
@@ -57,9 +54,7 @@ def bash(match: str, command: str) -> dict[str, Any]:
     return {"match": match, "tool": "bash", "input": {"command": command, "description": match}}
 
 
-SLOW = "one two three four five"
 RULES: list[dict[str, Any]] = [
-    {"match": "stream slowly", "text": SLOW},
     bash("touch denied", "touch denied.txt"),
     bash("touch c", "touch c.txt"),
     bash("touch d", "touch d.txt"),
@@ -73,65 +68,6 @@ def fake_rules() -> dict[str, Any]:
 
 
 # -- tests --------------------------------------------------------------------------------------
-@pytest.mark.conformance("stream", backend="opencode")
-async def test_text_streams_and_a_second_turn_reuses_the_process(
-    server: LiveServer,
-    client: httpx.AsyncClient,
-    opencode_session: str,
-    fake_model: FakeModelServer,
-) -> None:
-    sid = opencode_session
-    reader = asyncio.create_task(
-        read_sse(
-            client,
-            f"/api/sessions/{sid}/stream",
-            until=lambda frames: frames[-1]["kind"] == "turn_end",
-            timeout=TIMEOUT,
-        )
-    )
-    started = time.monotonic()
-    await send(client, sid, "say hi")
-    frames = await reader
-    first = time.monotonic() - started
-
-    k = kinds(frames)
-    deltas = of_kind(frames, "text_delta")
-    assert "".join(d["text"] for d in deltas) == "hello from fake", k
-    assert [a["text"] for a in of_kind(frames, "assistant_message")] == ["hello from fake"], k
-    assert max(i for i, kind in enumerate(k) if kind == "text_delta") < k.index("turn_end")
-    end = frames[-1]
-    assert (end["stop_reason"], end["is_error"], end["result"]) == (
-        "end_turn",
-        False,
-        "hello from fake",
-    ), end
-    backend_session_id = of_kind(frames, "backend_session")[0]["backend_session_id"]
-    assert backend_session_id.startswith("ses_"), backend_session_id
-    # Subagents are denied outright (their questions would never arrive), so the model
-    # is not offered the task tool; the tools that ask are there.
-    tools = {t["function"]["name"] for t in main_requests(fake_model)[0]["body"]["tools"]}
-    assert {"bash", "write", "edit", "read"} <= tools and "task" not in tools, tools
-
-    pid = backend_pid(server, sid)
-    started = time.monotonic()
-    await send(client, sid, "say hi again")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    following = time.monotonic() - started
-    assert backend_pid(server, sid) == pid
-    assert [a["text"] for a in of_kind(events, "assistant_message")] == ["hello from fake"] * 2
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    print(f"opencode turn latency through the app: first {first:.2f} s, next {following:.2f} s")
-
-    # Pieces the model streams 0.1 s apart arrive as separate deltas (pieces that arrive
-    # together are merged by the app, so the quick replies above may come as one).
-    fake_model.set_rules({"rules": RULES, "chunk_delay": 0.1})
-    await send(client, sid, "stream slowly")
-    events = await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
-    deltas = of_kind(turn_of(events, 3), "text_delta")
-    assert len(deltas) >= 3 and "".join(d["text"] for d in deltas) == SLOW, deltas
-    assert of_kind(events, "assistant_message")[-1]["text"] == SLOW
-
-
 @pytest.mark.conformance("tool_prompt", backend="opencode")
 async def test_allow_once_runs_the_shell_command(
     client: httpx.AsyncClient, opencode_session: str, project_dir: Path
