@@ -47,6 +47,7 @@ from tests.real.common import (  # noqa: F401 (fixtures real_agent asks for by n
 from tests.real.steps import (
     TIMEOUT,
     Agent,
+    all_events,
     assert_resumed_quietly,
     backend_pid,
     decide,
@@ -68,6 +69,11 @@ OFFERED_TOOLS = {
     "pi": {"read", "bash", "edit", "write"},
 }
 SLOW = "one two three four five"
+OPENCODE_OPTIONS = [
+    ("once", "Allow once", "allow_once"),
+    ("always", "Always allow", "allow_always"),
+]
+OPENCODE_OPTIONS += [("reject", "Reject", "deny")]
 AGENTS = ["gemini", "claude-acp", "grok"]
 
 
@@ -181,6 +187,13 @@ async def test_text_turns_stream_in_one_process(
     assert of_kind(events, "assistant_message")[-1]["text"] == SLOW
 
 
+# pi's gate offers yes or no only: "allow always" is not there to test.
+PI_NO_ALLOW_ALWAYS = pytest.mark.conformance("allow_always", backend="pi", result="no")
+
+
+@pytest.mark.parametrize(
+    "agent", [*AGENTS, "opencode", pytest.param("pi", marks=PI_NO_ALLOW_ALWAYS)], indirect=True
+)
 @pytest.mark.conformance("tool_prompt")
 async def test_allow_once_runs_the_tool(
     client: httpx.AsyncClient,
@@ -198,7 +211,20 @@ async def test_allow_once_runs_the_tool(
     ), request
     kinds_offered = {o["choice"] for o in request["options"]}
     assert {"allow_once", "deny"} <= kinds_offered, request["options"]
-    assert not (project_dir / "made_by_fake.txt").exists()
+    if agent.backend in ("opencode", "pi"):
+        # The question is about the real call, in Claude's vocabulary for the profile's rules.
+        assert request["tool"] == "Bash", request
+        assert request["input"]["command"] == "touch made_by_fake.txt", request
+    if agent.backend == "opencode":
+        assert request["title"] == "touch made_by_fake.txt", request
+        options = [(o["option_id"], o["label"], o["choice"]) for o in request["options"]]
+        assert options == OPENCODE_OPTIONS, options
+    if agent.backend == "pi":
+        assert kinds_offered == {"allow_once", "deny"}, request["options"]
+        # The card sits on the call the transcript shows, not on a call of its own.
+        calls = of_kind(await all_events(client, sid), "tool_call")
+        assert [c["tool_call_id"] for c in calls] == [request["tool_call_id"]], calls
+    assert not (project_dir / "made_by_fake.txt").exists(), "the agent ran the tool unasked"
     assert (await client.get(f"/api/sessions/{sid}")).json()["status"] == "waiting"
 
     await decide(client, request["id"], "allow_once")
@@ -222,6 +248,9 @@ async def test_allow_once_runs_the_tool(
         assert k.index("mode_changed") < k.index("permission_request"), k
         session = (await client.get(f"/api/sessions/{sid}")).json()
         assert session["permission_mode"] == "default", session
+    if agent.backend == "pi":
+        # The gate came with the app: nothing was installed into pi's own folders.
+        assert not (agent.home / ".pi" / "agent" / "extensions").exists()
 
 
 async def test_deny_is_reported_back(

@@ -34,43 +34,6 @@ from tests.real.steps import TIMEOUT, decide, requests_with, the_pending_request
 pytestmark = pytest.mark.real_cli
 
 
-@pytest.mark.conformance("allow_always", backend="pi", result="no")
-@pytest.mark.conformance("tool_prompt", backend="pi")
-async def test_allow_once_runs_the_tool_the_gate_asked_about(
-    client: httpx.AsyncClient,
-    pi_session: str,
-    project_dir: Path,
-    pi_env: dict[str, str],
-    fake_model: FakeModelServer,
-) -> None:
-    sid = pi_session
-    await send(client, sid, "run touch")
-    request = await the_pending_request(client, sid)
-    # The question is about the real call, in Claude's vocabulary for the profile's rules.
-    assert request["tool"] == "Bash", request
-    assert request["input"]["command"] == "touch made_by_fake.txt", request
-    assert {o["choice"] for o in request["options"]} == {"allow_once", "deny"}, request
-    assert not (project_dir / "made_by_fake.txt").exists(), "pi ran the tool before the answer"
-    assert (await client.get(f"/api/sessions/{sid}")).json()["status"] == "waiting"
-    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
-    calls = of_kind(events, "tool_call")
-    # The card sits on the call the transcript shows, not on a call of its own.
-    assert [c["tool_call_id"] for c in calls] == [request["tool_call_id"]], calls
-
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert (project_dir / "made_by_fake.txt").exists()
-    results = of_kind(events, "tool_result")
-    assert len(results) == 1 and results[0]["is_error"] is False, results
-    assert results[0]["tool_call_id"] == request["tool_call_id"]
-    k = kinds(events)
-    assert k.index("permission_request") < k.index("tool_result") < k.index("turn_end"), k
-    assert of_kind(events, "assistant_message")[-1]["text"] == "done"
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    # The gate came with the app: nothing was installed into pi's own folders.
-    assert not (Path(pi_env["HOME"]) / ".pi" / "agent" / "extensions").exists()
-
-
 async def test_deny_blocks_the_tool_and_the_turn_goes_on(
     client: httpx.AsyncClient,
     pi_session: str,
