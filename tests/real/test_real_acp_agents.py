@@ -37,6 +37,7 @@ from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
 from tests.real.common import (  # noqa: F401 (fixtures real_agent asks for by name)
+    PI_DENIED,
     node22_bin,
     opencode_bin,
     opencode_env,
@@ -253,8 +254,10 @@ async def test_allow_once_runs_the_tool(
         assert not (agent.home / ".pi" / "agent" / "extensions").exists()
 
 
+@pytest.mark.parametrize("agent", [*AGENTS, "opencode", "pi"], indirect=True)
 async def test_deny_is_reported_back(
     client: httpx.AsyncClient,
+    agent: Agent,
     agent_session: str,
     project_dir: Path,
     fake_model: FakeModelServer,
@@ -262,6 +265,7 @@ async def test_deny_is_reported_back(
     sid = agent_session
     await send(client, sid, "BASH: touch denied.txt")
     request = await the_pending_request(client, sid)
+    calls_before = len(main_requests(fake_model))
     await decide(client, request["id"], "deny")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
 
@@ -270,6 +274,19 @@ async def test_deny_is_reported_back(
     assert len(results) == 1 and results[0]["is_error"] is True, results
     assert results[0]["tool_call_id"] == request["tool_call_id"]
     assert [d["decision"] for d in of_kind(events, "permission_decision")] == ["deny"]
+    end = of_kind(events, "turn_end")[0]
+    if agent.backend == "opencode":
+        assert "rejected permission" in results[0]["output"], results
+        # OpenCode does not call the model again after a rejection; the turn just ends.
+        assert len(main_requests(fake_model)) == calls_before
+        assert end["stop_reason"] == "end_turn" and not of_kind(events, "assistant_message")
+    if agent.backend == "pi":
+        # The gate's reason, which pi-acp sends only as terminal output, shows as the result.
+        assert results[0]["output"] == PI_DENIED, results
+        assert end["stop_reason"] == "end_turn" and end["is_error"] is False, end
+        # pi gave the model the gate's reason and called it again: the turn went on.
+        assert requests_with(fake_model, PI_DENIED)
+        assert of_kind(events, "assistant_message")[-1]["text"] == "done"
     # The session carries on after the denied call.
     await send(client, sid, "say hi")
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
