@@ -8,16 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
+from app.main import create_app
+from app.services.store import store
+from app.settings import Settings
+from tests.conftest import FAKES, LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
-from tests.helpers import count, of_kind, send, wait_for_events
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
+
+if TYPE_CHECKING:
+    from tests.real.conftest import ProfileFactory
 
 # First start of an agent (node start-up, session set-up) plus a turn, with room to spare.
 TIMEOUT = 45.0
@@ -37,8 +47,9 @@ class Agent:
 
 
 def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
-    """The installed CLI of ``backend`` with its offline environment (fixtures of conftest);
-    a missing one skips (or, in CI, fails) only the tests that ask for it."""
+    """The installed CLI of ``backend`` with its offline environment (fixtures of conftest,
+    and for OpenCode and pi of ``common``, which the asking module imports); a missing one
+    skips (or, in CI, fails) only the tests that ask for it."""
     if backend == "claude":
         claude: Path = request.getfixturevalue("claude_bin")
         return Agent("claude", [str(claude)], request.getfixturevalue("claude_env"))
@@ -51,7 +62,58 @@ def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
     if backend == "claude-acp":
         adapter: Path = request.getfixturevalue("claude_acp_bin")
         return Agent("claude-acp", [str(adapter)], request.getfixturevalue("claude_acp_env"))
+    if backend == "opencode":
+        opencode: Path = request.getfixturevalue("opencode_bin")
+        return Agent("opencode", [str(opencode), "acp"], request.getfixturevalue("opencode_env"))
+    if backend == "pi":
+        pi_acp: Path = request.getfixturevalue("pi_acp_bin")
+        return Agent("pi", [str(pi_acp)], request.getfixturevalue("pi_env"))
     raise ValueError(f"no real agent set up for {backend!r}")
+
+
+async def new_session(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, **fields: Any
+) -> str:
+    """A fresh chat session of a new profile running ``agent`` with ``fields``."""
+    profile = await make_profile(agent.backend, agent.command, agent.env, **fields)
+    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+async def all_events(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:
+    r = await client.get(f"/api/sessions/{session_id}/events")
+    events: list[dict[str, Any]] = r.json()["events"]
+    return events
+
+
+def turn_of(events: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """The events of the ``n``-th turn (1-based), from its user message to its turn end."""
+    starts = [i for i, e in enumerate(events) if e["kind"] == "user_message"]
+    ends = [i for i, e in enumerate(events) if e["kind"] == "turn_end"]
+    return events[starts[n - 1] : ends[n - 1] + 1]
+
+
+def backend_pid(server: LiveServer, session_id: str) -> int:
+    """The pid of the session's live agent process."""
+    state = server.app.state.angelia
+    assert state.manager.is_live(session_id)
+    pid = store.get_session(state.engine, session_id).backend_pid
+    assert pid, "no backend_pid recorded for a live session"
+    return int(pid)
+
+
+def mark_server(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """The test MCP server (its log, its profile entry); it answers ``marked <text>``."""
+    log = tmp_path / "mcp.jsonl"
+    return log, {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
+
+
+def mcp_calls(log: Path) -> list[tuple[str, Any]]:
+    """The (tool, arguments) of every call the test MCP server received."""
+    received = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    calls = [m["params"] for m in received if m.get("method") == "tools/call"]
+    return [(c["name"], c["arguments"]) for c in calls]
 
 
 async def the_pending_request(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
@@ -141,6 +203,58 @@ async def interrupt_a_slow_reply(
     fake_model.set_rules({"chunk_delay": 0.0})
     await send(client, session_id, "say hi")
     events = await wait_for_events(client, session_id, count("turn_end", 2), timeout=TIMEOUT)
-    assert of_kind(events, "turn_end")[-1]["is_error"] is False
+    # The next turn ends as a turn does (Claude Code's stream-json calls it "success").
+    last = of_kind(events, "turn_end")[-1]
+    assert last["stop_reason"] in ("end_turn", "success") and last["is_error"] is False, last
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
     return end
+
+
+@asynccontextmanager
+async def restarted_app(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app started again on the same data (stop the old server first)."""
+    restarted = LiveServer(create_app(settings))
+    await restarted.start()
+    try:
+        async with restarted.client() as client:
+            yield client
+    finally:
+        await restarted.stop()
+
+
+async def say_again_after_restart(
+    settings: Settings, session_id: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Start the app again (its server stopped) and take a second turn, "say again":
+    (the session's events, the session) as the restarted app shows them."""
+    async with restarted_app(settings) as client:
+        r = await client.get(f"/api/sessions/{session_id}")
+        assert r.json()["status"] == "idle", r.json()
+        await send(client, session_id, "say again")
+        events = await wait_for_events(client, session_id, count("turn_end", 2), timeout=TIMEOUT)
+        session: dict[str, Any] = (await client.get(f"/api/sessions/{session_id}")).json()
+    return events, session
+
+
+def assert_resumed_quietly(
+    events: list[dict[str, Any]],
+    session: dict[str, Any],
+    backend_session_id: str,
+    fake_model: FakeModelServer,
+    earlier: tuple[str, ...],
+) -> None:
+    """After a restart and a second turn ("say again"): nothing of the first turn came back
+    as part of the second, the same agent session went on, and the model saw ``earlier``."""
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    second = turn_of(events, 2)
+    assert [a["text"] for a in of_kind(second, "assistant_message")] == ["hello from fake"]
+    assert "".join(d["text"] for d in of_kind(second, "text_delta")) == "hello from fake"
+    assert not of_kind(second, "tool_call") and not of_kind(second, "tool_result"), kinds(second)
+    assert len(of_kind(events, "user_message")) == 2
+    assert len(of_kind(events, "backend_session")) == 1
+    assert session["backend_session_id"] == backend_session_id and session["turns"] == 2
+    newest = requests_with(fake_model, "say again")
+    assert newest, [e["reply"] for e in main_requests(fake_model)]
+    history = model_texts(newest[-1])
+    for expected in (*earlier, "say again"):
+        assert any(expected in t for t in history), (expected, history)

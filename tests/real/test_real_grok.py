@@ -2,17 +2,14 @@
 
 The scenarios ``test_real_acp_agents.py`` and ``test_real_scenarios.py`` run for every ACP
 agent (streamed answer, allow once, deny, resume after a restart, model switch, images
-refused, deny rules, interrupt) cover grok too; these
-are the ones where grok differs: a refused question ends its turn, it reads unasked, the
-app keeps deny rules and modes by answering its questions, it starts per-session MCP
-servers and reaches them through ``use_tool``, and it hands writes to the client, which
-keeps them inside the session's folder.
+refused, deny rules, interrupt, per-session MCP servers, which grok reaches through its
+``use_tool``) cover grok too; these are the ones where grok differs: a refused question
+ends its turn, it reads unasked, the app keeps deny rules and modes by answering its
+questions, and it hands writes to the client, which keeps them inside the session's folder.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -23,12 +20,15 @@ import pytest
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
-from tests.real.steps import TIMEOUT, decide, requests_with, the_pending_request
+from tests.real.steps import (
+    TIMEOUT,
+    Agent,
+    decide,
+    new_session,
+    the_pending_request,
+)
 
 pytestmark = pytest.mark.real_cli
-
-FAKES = Path(__file__).parents[1] / "fakes"
-
 
 NewSession = Callable[..., Awaitable[str]]
 
@@ -43,10 +43,8 @@ def grok_session(
     """``await grok_session(**profile_fields)``: a new chat of a real-grok profile."""
 
     async def new(**fields: Any) -> str:
-        profile = await make_profile("grok", [str(grok_bin)], grok_env, **fields)
-        r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
-        assert r.status_code == 201, r.text
-        return str(r.json()["id"])
+        grok = Agent("grok", [str(grok_bin)], grok_env)
+        return await new_session(client, make_profile, grok, **fields)
 
     return new
 
@@ -94,56 +92,6 @@ async def test_bypass_mode_mid_session_is_kept_by_the_app(
     assert (project_dir / "bypassed.txt").exists()
     decisions = of_kind(events, "permission_decision")
     assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")]
-
-
-@pytest.mark.conformance("mcp", backend="grok")
-async def test_a_per_session_mcp_server_is_reached_through_use_tool(
-    client: httpx.AsyncClient,
-    grok_session: NewSession,
-    fake_model: FakeModelServer,
-    tmp_path: Path,
-) -> None:
-    log = tmp_path / "mcp.jsonl"
-    server = {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
-    sid = await grok_session(mcp_servers={"mark": server})
-    fake_model.set_rules(
-        {
-            "chunk_delay": 0.0,
-            "rules": [
-                {
-                    "match": "use mark",
-                    "tool": "use_tool",
-                    "input": {"tool_name": "mark__mark", "tool_input": {"text": "apricot"}},
-                }
-            ],
-        }
-    )
-    await send(client, sid, "use mark")
-    request = await the_pending_request(client, sid)
-    # Named as Claude Code names MCP tools, so one rule set serves every backend.
-    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
-    assert [o["choice"] for o in request["options"]] == ["allow_once", "deny"], request
-    assert not log.exists() or "tools/call" not in log.read_text()
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    received = [json.loads(line) for line in log.read_text().splitlines()]
-    called = [m["params"] for m in received if m.get("method") == "tools/call"]
-    assert [(c["name"], c["arguments"]) for c in called] == [("mark", {"text": "apricot"})]
-    results = of_kind(events, "tool_result")
-    assert any("marked apricot" in r["output"] for r in results), results
-    assert requests_with(fake_model, "use mark")
-
-    # A rule for the whole server refuses the next call before it reaches the server.
-    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
-    r = await client.post(
-        f"/api/profiles/{profile_id}/rules", json={"rule": "mcp__mark", "decision": "deny"}
-    )
-    assert r.status_code == 201, r.text
-    await send(client, sid, "use mark again")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    decision = of_kind(events, "permission_decision")[-1]
-    assert (decision["decision"], decision["rule"]) == ("deny", "mcp__mark"), decision
-    assert len([line for line in log.read_text().splitlines() if "tools/call" in line]) == 1
 
 
 @pytest.mark.conformance("allow_always", backend="grok")

@@ -7,18 +7,14 @@ points at the fake model server, so nothing leaves 127.0.0.1 and no login is nee
 
 OpenCode's tools are ``bash``, ``write``, ``edit``, ``read`` …; MCP tools are
 ``<server>_<tool>``. The fake's rules here call them by those names. Modes, models, images
-and MCP servers are in ``test_real_opencode_more.py``.
-
-Env: ``ANGELIA_OPENCODE_BIN`` names the executable (default: where ``.ci/setup`` puts it);
-``ANGELIA_REQUIRE_REAL_CLI=1`` makes a missing one fail instead of skip.
+and MCP servers are in ``test_real_opencode_more.py``; the set-up is ``common``'s.
 """
+
+# The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
+# ruff: noqa: F811
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +22,27 @@ import httpx
 import pytest
 
 from app.brains.opencode import OpenCodeBrain
-from app.main import create_app
-from app.services.store import store
 from app.settings import Settings
 from tests.conftest import LiveServer
-from tests.fakes.fake_model_server import FakeModelServer, request_texts
-from tests.helpers import count, kinds, of_kind, read_sse, send, setup_executable, wait_for_events
-from tests.real.conftest import ProfileFactory
-from tests.real.steps import TIMEOUT, decide, permission_rows, the_pending_request
+from tests.fakes.fake_model_server import FakeModelServer
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real.common import (  # noqa: F401 (fixtures, found by name)
+    opencode_bin,
+    opencode_env,
+    opencode_profile,
+    opencode_session,
+)
+from tests.real.steps import (
+    TIMEOUT,
+    assert_resumed_quietly,
+    decide,
+    permission_rows,
+    say_again_after_restart,
+    the_pending_request,
+    turn_of,
+)
 
 pytestmark = pytest.mark.real_cli
-
-# Pinned; keep in step with OPENCODE_VERSION in .ci/setup.
-OPENCODE_VERSION = "1.18.33"
-# A first start (initialize 1.4-2.5 s, session/new about 1 s on 2 cores) plus a turn.
-OPTIONS = [("once", "Allow once", "allow_once"), ("always", "Always allow", "allow_always")]
-OPTIONS += [("reject", "Reject", "deny")]
 
 
 def bash(match: str, command: str) -> dict[str, Any]:
@@ -49,14 +50,10 @@ def bash(match: str, command: str) -> dict[str, Any]:
     return {"match": match, "tool": "bash", "input": {"command": command, "description": match}}
 
 
-SLOW = "one two three four five"
 RULES: list[dict[str, Any]] = [
-    {"match": "stream slowly", "text": SLOW},
-    bash("touch denied", "touch denied.txt"),
     bash("touch c", "touch c.txt"),
     bash("touch d", "touch d.txt"),
     bash("remove the victim", "rm victim.txt"),
-    {"match": "take your time", "text": " ".join(f"word{i}" for i in range(200))},
 ]
 
 
@@ -65,208 +62,7 @@ def fake_rules() -> dict[str, Any]:
     return {"rules": RULES, "chunk_delay": 0.02}
 
 
-def default_opencode_bin() -> Path:
-    cache = os.environ.get("ANGELIA_CLI_CACHE") or Path.home() / ".cache" / "angelia-clis"
-    package = Path(cache) / f"opencode-ai-{OPENCODE_VERSION}"
-    return package / "node_modules" / ".bin" / "opencode"
-
-
-@pytest.fixture(scope="session")
-def opencode_bin() -> Path:
-    """The real OpenCode executable (a native binary)."""
-    return setup_executable("ANGELIA_OPENCODE_BIN", default_opencode_bin(), "opencode")
-
-
-IMAGES = {"input": ["text", "image"], "output": ["text"]}
-
-
-@pytest.fixture
-def opencode_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
-    """The complete environment for a real ``opencode acp`` talking to ``fake_model``.
-
-    Complete on purpose, as for the other real CLIs. Sessions land in
-    ``$XDG_DATA_HOME/opencode/opencode.db``; the ``DISABLE`` flags turn off the update
-    check, the online model catalogue, sharing, LSP downloads and the default plugins.
-    """
-    home = tmp_path / "opencode-home"
-    config = {
-        "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",
-                "options": {"baseURL": f"{fake_model.url}/v1", "apiKey": "x"},
-                # Without image input in its modalities OpenCode replaces an image with
-                # "ERROR: Cannot read "image" (this model does not support image input)".
-                "models": {"fake-model": {"modalities": IMAGES}, "fake-model-2": {}},
-            }
-        },
-        "model": "fake/fake-model",
-        "autoupdate": False,
-        "share": "disabled",
-    }
-    home.mkdir(exist_ok=True)
-    (home / "opencode.json").write_text(json.dumps(config))
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        "HOME": str(home),
-        "OPENCODE_CONFIG": str(home / "opencode.json"),
-        "OPENCODE_DISABLE_AUTOUPDATE": "1",
-        "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "OPENCODE_DISABLE_SHARE": "1",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-    }
-    for kind in ("CONFIG", "DATA", "CACHE", "STATE"):
-        env[f"XDG_{kind}_HOME"] = str(home / kind.lower())
-    return env
-
-
-@pytest.fixture
-async def opencode_profile(
-    make_profile: ProfileFactory, opencode_bin: Path, opencode_env: dict[str, str]
-) -> dict[str, Any]:
-    return await make_profile("opencode", [str(opencode_bin), "acp"], opencode_env)
-
-
-@pytest.fixture
-async def opencode_session(client: httpx.AsyncClient, opencode_profile: dict[str, Any]) -> str:
-    """A fresh chat session of ``opencode_profile``; OpenCode starts on the first message."""
-    r = await client.post("/api/sessions", json={"profile_id": opencode_profile["id"]})
-    assert r.status_code == 201, r.text
-    session_id: str = r.json()["id"]
-    return session_id
-
-
-# -- helpers ------------------------------------------------------------------------------------
-def turn_of(events: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    """The events of the ``n``-th turn (1-based), from its user message to its turn end."""
-    starts = [i for i, e in enumerate(events) if e["kind"] == "user_message"]
-    ends = [i for i, e in enumerate(events) if e["kind"] == "turn_end"]
-    return events[starts[n - 1] : ends[n - 1] + 1]
-
-
-def conversation_requests(fake_model: FakeModelServer) -> list[dict[str, Any]]:
-    """The model calls of the conversation (tools offered); OpenCode's title call has none."""
-    return [e for e in fake_model.requests() if (e.get("body") or {}).get("tools")]
-
-
-def backend_pid(server: LiveServer, session_id: str) -> int:
-    pid = store.get_session(server.app.state.angelia.engine, session_id).backend_pid
-    assert pid
-    return int(pid)
-
-
 # -- tests --------------------------------------------------------------------------------------
-@pytest.mark.conformance("stream", backend="opencode")
-async def test_text_streams_and_a_second_turn_reuses_the_process(
-    server: LiveServer,
-    client: httpx.AsyncClient,
-    opencode_session: str,
-    fake_model: FakeModelServer,
-) -> None:
-    sid = opencode_session
-    reader = asyncio.create_task(
-        read_sse(
-            client,
-            f"/api/sessions/{sid}/stream",
-            until=lambda frames: frames[-1]["kind"] == "turn_end",
-            timeout=TIMEOUT,
-        )
-    )
-    started = time.monotonic()
-    await send(client, sid, "say hi")
-    frames = await reader
-    first = time.monotonic() - started
-
-    k = kinds(frames)
-    deltas = of_kind(frames, "text_delta")
-    assert "".join(d["text"] for d in deltas) == "hello from fake", k
-    assert [a["text"] for a in of_kind(frames, "assistant_message")] == ["hello from fake"], k
-    assert max(i for i, kind in enumerate(k) if kind == "text_delta") < k.index("turn_end")
-    end = frames[-1]
-    assert (end["stop_reason"], end["is_error"], end["result"]) == (
-        "end_turn",
-        False,
-        "hello from fake",
-    ), end
-    backend_session_id = of_kind(frames, "backend_session")[0]["backend_session_id"]
-    assert backend_session_id.startswith("ses_"), backend_session_id
-    # Subagents are denied outright (their questions would never arrive), so the model
-    # is not offered the task tool; the tools that ask are there.
-    tools = {t["function"]["name"] for t in conversation_requests(fake_model)[0]["body"]["tools"]}
-    assert {"bash", "write", "edit", "read"} <= tools and "task" not in tools, tools
-
-    pid = backend_pid(server, sid)
-    started = time.monotonic()
-    await send(client, sid, "say hi again")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    following = time.monotonic() - started
-    assert backend_pid(server, sid) == pid
-    assert [a["text"] for a in of_kind(events, "assistant_message")] == ["hello from fake"] * 2
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    print(f"opencode turn latency through the app: first {first:.2f} s, next {following:.2f} s")
-
-    # Pieces the model streams 0.1 s apart arrive as separate deltas (pieces that arrive
-    # together are merged by the app, so the quick replies above may come as one).
-    fake_model.set_rules({"rules": RULES, "chunk_delay": 0.1})
-    await send(client, sid, "stream slowly")
-    events = await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
-    deltas = of_kind(turn_of(events, 3), "text_delta")
-    assert len(deltas) >= 3 and "".join(d["text"] for d in deltas) == SLOW, deltas
-    assert of_kind(events, "assistant_message")[-1]["text"] == SLOW
-
-
-@pytest.mark.conformance("tool_prompt", backend="opencode")
-async def test_allow_once_runs_the_shell_command(
-    client: httpx.AsyncClient, opencode_session: str, project_dir: Path
-) -> None:
-    sid = opencode_session
-    await send(client, sid, "run touch")
-    # With no permission config OpenCode would run this without asking.
-    request = await the_pending_request(client, sid)
-    assert request["tool"] == "Bash" and request["input"]["command"] == "touch made_by_fake.txt"
-    assert request["title"] == "touch made_by_fake.txt"
-    assert [(o["option_id"], o["label"], o["choice"]) for o in request["options"]] == OPTIONS
-    assert not (project_dir / "made_by_fake.txt").exists()
-    assert (await client.get(f"/api/sessions/{sid}")).json()["status"] == "waiting"
-
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert (project_dir / "made_by_fake.txt").exists()
-    results = of_kind(events, "tool_result")
-    assert [(r["tool_call_id"], r["is_error"]) for r in results] == [
-        (request["tool_call_id"], False)
-    ]
-    k = kinds(events)
-    assert k.index("permission_request") < k.index("tool_result") < k.index("turn_end"), k
-    assert of_kind(events, "assistant_message")[-1]["text"] == "done"
-
-
-async def test_deny_fails_the_tool_and_ends_the_turn(
-    client: httpx.AsyncClient,
-    opencode_session: str,
-    project_dir: Path,
-    fake_model: FakeModelServer,
-) -> None:
-    sid = opencode_session
-    await send(client, sid, "touch denied")
-    request = await the_pending_request(client, sid)
-    calls_before = len(conversation_requests(fake_model))
-    await decide(client, request["id"], "deny")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-
-    assert not (project_dir / "denied.txt").exists()
-    result = of_kind(events, "tool_result")
-    assert len(result) == 1 and result[0]["is_error"] is True, result
-    assert "rejected permission" in result[0]["output"], result
-    # OpenCode does not call the model again after a rejection; the turn just ends.
-    assert len(conversation_requests(fake_model)) == calls_before
-    end = of_kind(events, "turn_end")[0]
-    assert end["stop_reason"] == "end_turn" and not of_kind(events, "assistant_message")
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
-
-
 @pytest.mark.conformance("allow_always", backend="opencode")
 async def test_allow_always_answers_the_same_command_pattern_later(
     client: httpx.AsyncClient,
@@ -294,59 +90,6 @@ async def test_allow_always_answers_the_same_command_pattern_later(
     assert len(await permission_rows(client, sid)) == 1
 
 
-@pytest.mark.conformance("deny_rule", backend="opencode")
-async def test_a_deny_rule_blocks_the_command_without_asking(
-    client: httpx.AsyncClient,
-    opencode_profile: dict[str, Any],
-    opencode_session: str,
-    project_dir: Path,
-) -> None:
-    sid = opencode_session
-    victim = project_dir / "victim.txt"
-    victim.write_text("keep me")
-    r = await client.post(
-        f"/api/profiles/{opencode_profile['id']}/rules",
-        json={"rule": "Bash(rm:*)", "decision": "deny"},
-    )
-    assert r.status_code == 201, r.text
-
-    await send(client, sid, "remove the victim")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert victim.read_text() == "keep me"
-    decisions = of_kind(events, "permission_decision")
-    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
-        ("deny", "rule", "Bash(rm:*)")
-    ]
-    assert "waiting" not in [e["status"] for e in of_kind(events, "status")]
-    result = of_kind(events, "tool_result")
-    assert len(result) == 1 and result[0]["is_error"] is True, result
-
-
-@pytest.mark.conformance("interrupt", backend="opencode")
-async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
-    client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
-) -> None:
-    sid = opencode_session
-    fake_model.set_rules({"rules": RULES, "chunk_delay": 0.1})
-    await send(client, sid, "take your time")
-    await wait_for_events(client, sid, count("text_delta"), timeout=TIMEOUT)
-    started = time.monotonic()
-    r = await client.post(f"/api/sessions/{sid}/interrupt")
-    assert r.status_code == 202, r.text
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=10)
-    assert time.monotonic() - started < 5
-    end = of_kind(events, "turn_end")[0]
-    assert end["stop_reason"] == "cancelled", end
-    streamed = "".join(d["text"] for d in of_kind(events, "text_delta"))
-    assert streamed.startswith("word0") and "word199" not in streamed, streamed
-
-    fake_model.set_rules({"rules": RULES})
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
-    assert of_kind(events, "turn_end")[-1]["stop_reason"] == "end_turn"
-
-
 @pytest.mark.conformance("resume", backend="opencode")
 @pytest.mark.parametrize("method", ["resume", "load"])
 async def test_restart_resumes_without_showing_the_history_again(
@@ -371,27 +114,9 @@ async def test_restart_resumes_without_showing_the_history_again(
     backend_session_id = (await client.get(f"/api/sessions/{sid}")).json()["backend_session_id"]
     await server.stop()
 
-    restarted = LiveServer(create_app(settings))
-    await restarted.start()
-    try:
-        async with restarted.client() as client2:
-            assert (await client2.get(f"/api/sessions/{sid}")).json()["status"] == "idle"
-            await send(client2, sid, "say again")
-            events = await wait_for_events(client2, sid, count("turn_end", 2), timeout=TIMEOUT)
-            session = (await client2.get(f"/api/sessions/{sid}")).json()
-    finally:
-        await restarted.stop()
+    events, session = await say_again_after_restart(settings, sid)
 
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    second = turn_of(events, 2)
     # Nothing of the first turn (its text, its tool call) comes back as part of the second.
-    assert [a["text"] for a in of_kind(second, "assistant_message")] == ["hello from fake"]
-    assert "".join(d["text"] for d in of_kind(second, "text_delta")) == "hello from fake"
-    assert not of_kind(second, "tool_call") and not of_kind(second, "tool_result"), kinds(second)
+    earlier = ("remember the word apricot", "done")
+    assert_resumed_quietly(events, session, backend_session_id, fake_model, earlier)
     assert len(of_kind(events, "tool_call")) == 1
-    assert session["backend_session_id"] == backend_session_id and session["turns"] == 2
-    # The new process continued the conversation: the model sees the first turn.
-    newest = [e for e in conversation_requests(fake_model) if "say again" in str(e["body"])]
-    history = request_texts(newest[-1])
-    for expected in ("remember the word apricot", "done", "say again"):
-        assert any(expected in t for t in history), (expected, history)

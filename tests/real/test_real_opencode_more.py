@@ -1,35 +1,39 @@
-"""The real OpenCode through the app: modes, MCP servers, models, images, a waiting interrupt.
+"""The real OpenCode through the app: modes, MCP servers, models, a waiting interrupt.
 
-Fixtures and helpers come from ``test_real_opencode.py``. OpenCode's modes are its agents;
-the brain's inline config makes ``plan`` refuse edits and adds an ``accept-edits`` agent,
-and these tests show what each really lets through.
+The set-up is ``common``'s, the fake model's rules ``test_real_opencode.py``'s. OpenCode's
+modes are its agents; the brain's inline config makes ``plan`` refuse edits and adds an
+``accept-edits`` agent, and these tests show what each really lets through.
 """
+
+# The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
+# ruff: noqa: F811
 
 from __future__ import annotations
 
-import base64
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import FAKES
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
-from tests.real import test_real_opencode as base
+from tests.real.common import (  # noqa: F401 (fixtures, found by name)
+    opencode_bin,
+    opencode_env,
+    opencode_profile,
+    opencode_session,
+)
 from tests.real.conftest import ProfileFactory
-from tests.real.steps import TIMEOUT, decide, permission_rows, the_pending_request
-from tests.real.test_real_claude_images_rewind import png
-from tests.real.test_real_opencode import RULES, conversation_requests, turn_of
-
-# The fixtures of the first module, used here under the same names.
-opencode_bin = base.opencode_bin
-opencode_env = base.opencode_env
-opencode_profile = base.opencode_profile
-opencode_session = base.opencode_session
+from tests.real.steps import (
+    TIMEOUT,
+    decide,
+    main_requests,
+    the_pending_request,
+    turn_of,
+)
+from tests.real.test_real_opencode import RULES
 
 pytestmark = pytest.mark.real_cli
 
@@ -72,7 +76,7 @@ async def test_plan_mode_offers_no_edit_tools(
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
     # OpenCode's plan agent, with the brain's "edit": "deny", drops write and edit from
     # the tools it offers, so the model cannot even try (the fake then just answers).
-    tools = offered_tools(conversation_requests(fake_model)[-1])
+    tools = offered_tools(main_requests(fake_model)[-1])
     assert "bash" in tools and not tools & {"write", "edit"}, tools
     assert not (project_dir / "w.txt").exists()
     assert not of_kind(events, "permission_request") and not of_kind(events, "tool_call")
@@ -154,56 +158,6 @@ async def test_bypass_allows_what_is_asked_but_a_deny_rule_still_wins(
     assert session["permission_mode"] == "dontAsk"
 
 
-@pytest.mark.conformance("mcp", backend="opencode")
-async def test_a_per_session_mcp_server_tool_asks_and_runs(
-    client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    opencode_bin: Path,
-    opencode_env: dict[str, str],
-    tmp_path: Path,
-    fake_model: FakeModelServer,
-) -> None:
-    log = tmp_path / "mcp.jsonl"
-    servers = {
-        "mark": {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
-    }
-    profile = await make_profile(
-        "opencode", [str(opencode_bin), "acp"], opencode_env, mcp_servers=servers
-    )
-    sid = (await client.post("/api/sessions", json={"profile_id": profile["id"]})).json()["id"]
-
-    await send(client, sid, "use mark")
-    request = await the_pending_request(client, sid)
-    # OpenCode calls it mark_mark and asks without showing the input; the app names it
-    # as Claude Code would, so MCP rules read the same for every backend.
-    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {}), request
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
-    results = of_kind(events, "tool_result")
-    assert [(r["output"], r["is_error"]) for r in results] == [("marked apricot", False)]
-    assert "mark_mark" in offered_tools(conversation_requests(fake_model)[0])
-    calls = [json.loads(line) for line in log.read_text().splitlines()]
-    called = [c["params"] for c in calls if c.get("method") == "tools/call"]
-    assert [(c["name"], c["arguments"]) for c in called] == [("mark", {"text": "apricot"})], calls
-
-    # A rule for the whole server refuses the next call before it reaches the server.
-    r = await client.post(
-        f"/api/profiles/{profile['id']}/rules", json={"rule": "mcp__mark", "decision": "deny"}
-    )
-    assert r.status_code == 201, r.text
-    await send(client, sid, "use mark")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    second = turn_of(events, 2)
-    decisions = of_kind(second, "permission_decision")
-    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
-        ("deny", "rule", "mcp__mark")
-    ]
-    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
-    calls = [json.loads(line) for line in log.read_text().splitlines()]
-    assert len([c for c in calls if c.get("method") == "tools/call"]) == 1
-
-
 @pytest.mark.conformance("model_switch", backend="opencode")
 async def test_model_switch_reaches_the_model(
     client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
@@ -227,27 +181,9 @@ async def test_model_switch_reaches_the_model(
     await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     models = [
         (e["body"]["model"], "second turn" in json.dumps(e["body"]))
-        for e in conversation_requests(fake_model)
+        for e in main_requests(fake_model)
     ]
     assert models[0] == ("fake-model", False) and models[-1] == ("fake-model-2", True), models
-
-
-@pytest.mark.conformance("images", backend="opencode")
-async def test_an_image_reaches_the_model(
-    client: httpx.AsyncClient, opencode_session: str, fake_model: FakeModelServer
-) -> None:
-    sid = opencode_session
-    data = base64.b64encode(png()).decode()
-    r = await client.post(
-        f"/api/sessions/{sid}/messages",
-        json={"text": "describe it", "images": [{"media_type": "image/png", "data": data}]},
-    )
-    assert r.status_code == 202, r.text
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    bodies = [json.dumps(e["body"]) for e in conversation_requests(fake_model)]
-    assert any(data in b for b in bodies), "the image never reached the model"
-    assert len(await permission_rows(client, sid)) == 0
 
 
 async def test_interrupt_while_a_question_waits_cancels_it(

@@ -3,7 +3,7 @@
 pi runs every tool unasked; Angelia's pi backend loads ``app/brains/pi_gate.ts`` with
 ``pi -e``, which asks through ``ctx.ui.confirm`` (pi-acp: ``session/request_permission``
 with yes / no) and blocks the call unless the answer is yes. Fixtures and helpers are
-``tests/real/test_real_pi.py``'s; see there for the offline set-up.
+``tests/real/common.py``'s, which has the offline set-up.
 """
 
 # The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
@@ -18,13 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
-from tests.real.steps import TIMEOUT, decide, the_pending_request
-from tests.real.test_real_pi import (  # noqa: F401 (fixtures)
-    DENIED,
-    after,
-    chat_requests,
+from tests.real.common import (  # noqa: F401 (fixtures, found by name)
+    PI_DENIED,
     node22_bin,
     pi_acp_bin,
     pi_bin,
@@ -32,103 +29,9 @@ from tests.real.test_real_pi import (  # noqa: F401 (fixtures)
     pi_profile,
     pi_session,
 )
+from tests.real.steps import TIMEOUT, decide, requests_with, the_pending_request, turn_of
 
 pytestmark = pytest.mark.real_cli
-
-
-@pytest.mark.conformance("allow_always", backend="pi", result="no")
-@pytest.mark.conformance("tool_prompt", backend="pi")
-async def test_allow_once_runs_the_tool_the_gate_asked_about(
-    client: httpx.AsyncClient,
-    pi_session: str,
-    project_dir: Path,
-    pi_env: dict[str, str],
-    fake_model: FakeModelServer,
-) -> None:
-    sid = pi_session
-    await send(client, sid, "run touch")
-    request = await the_pending_request(client, sid)
-    # The question is about the real call, in Claude's vocabulary for the profile's rules.
-    assert request["tool"] == "Bash", request
-    assert request["input"]["command"] == "touch made_by_fake.txt", request
-    assert {o["choice"] for o in request["options"]} == {"allow_once", "deny"}, request
-    assert not (project_dir / "made_by_fake.txt").exists(), "pi ran the tool before the answer"
-    assert (await client.get(f"/api/sessions/{sid}")).json()["status"] == "waiting"
-    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
-    calls = of_kind(events, "tool_call")
-    # The card sits on the call the transcript shows, not on a call of its own.
-    assert [c["tool_call_id"] for c in calls] == [request["tool_call_id"]], calls
-
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert (project_dir / "made_by_fake.txt").exists()
-    results = of_kind(events, "tool_result")
-    assert len(results) == 1 and results[0]["is_error"] is False, results
-    assert results[0]["tool_call_id"] == request["tool_call_id"]
-    k = kinds(events)
-    assert k.index("permission_request") < k.index("tool_result") < k.index("turn_end"), k
-    assert of_kind(events, "assistant_message")[-1]["text"] == "done"
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    # The gate came with the app: nothing was installed into pi's own folders.
-    assert not (Path(pi_env["HOME"]) / ".pi" / "agent" / "extensions").exists()
-
-
-async def test_deny_blocks_the_tool_and_the_turn_goes_on(
-    client: httpx.AsyncClient,
-    pi_session: str,
-    project_dir: Path,
-    fake_model: FakeModelServer,
-) -> None:
-    sid = pi_session
-    await send(client, sid, "BASH: touch denied.txt")
-    request = await the_pending_request(client, sid)
-    await decide(client, request["id"], "deny")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-
-    assert not (project_dir / "denied.txt").exists()
-    results = of_kind(events, "tool_result")
-    assert len(results) == 1 and results[0]["is_error"] is True, results
-    assert results[0]["tool_call_id"] == request["tool_call_id"]
-    # The gate's reason, which pi-acp sends only as terminal output, shows as the result.
-    assert results[0]["output"] == DENIED, results
-    assert [d["decision"] for d in of_kind(events, "permission_decision")] == ["deny"]
-    end = of_kind(events, "turn_end")[0]
-    assert end["stop_reason"] == "end_turn" and end["is_error"] is False, end
-    # pi gave the model the gate's reason and called it again: the turn went on.
-    told = [e for e in chat_requests(fake_model) if any(DENIED in t for t in request_texts(e))]
-    assert told, [request_texts(e) for e in chat_requests(fake_model)]
-    assert of_kind(events, "assistant_message")[-1]["text"] == "done"
-    # And the session carries on.
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
-
-
-@pytest.mark.conformance("deny_rule", backend="pi")
-async def test_a_deny_rule_blocks_the_real_cli_without_asking(
-    client: httpx.AsyncClient,
-    pi_profile: dict[str, Any],
-    pi_session: str,
-    project_dir: Path,
-) -> None:
-    sid = pi_session
-    r = await client.post(
-        f"/api/profiles/{pi_profile['id']}/rules", json={"rule": "Bash(rm:*)", "decision": "deny"}
-    )
-    assert r.status_code == 201, r.text
-    (project_dir / "keep.txt").write_text("keep me")
-    await send(client, sid, "BASH: rm keep.txt")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-
-    assert (project_dir / "keep.txt").read_text() == "keep me"
-    (decision,) = of_kind(events, "permission_decision")
-    assert decision["decision"] == "deny" and decision["source"] == "rule", decision
-    assert "Bash(rm:*)" in (decision.get("rule") or decision.get("message") or ""), decision
-    results = of_kind(events, "tool_result")
-    assert len(results) == 1 and results[0]["is_error"] is True, results
-    assert results[0]["output"] == DENIED, results
-    pending = (await client.get("/api/permissions", params={"status": "pending"})).json()
-    assert pending == []
 
 
 async def test_bypass_permissions_runs_tools_without_a_card(
@@ -152,7 +55,7 @@ async def test_bypass_permissions_runs_tools_without_a_card(
     assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")], decisions
     statuses = [e.get("status") for e in of_kind(events, "status")]
     assert "waiting" not in statuses, statuses
-    results = of_kind(after(events, "user_message", 1), "tool_result")
+    results = of_kind(turn_of(events, 2), "tool_result")
     assert len(results) == 1 and results[0]["is_error"] is False, results
     # A mode the app cannot answer by itself is refused, not pretended.
     r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "acceptEdits"})
@@ -192,9 +95,7 @@ async def test_reads_ask_only_outside_the_folder(
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     result = of_kind(events, "tool_result")[-1]
     assert result["is_error"] is True and "outside secret" not in result["output"], result
-    assert not any(
-        "outside secret" in t for e in chat_requests(fake_model) for t in request_texts(e)
-    )
+    assert not requests_with(fake_model, "outside secret")
 
 
 async def test_interrupt_while_the_gate_waits_runs_nothing(

@@ -12,6 +12,9 @@ OpenCode's fixtures come from ``test_real_opencode.py`` (the pinned binary and i
 offline setup).
 """
 
+# The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 import asyncio
@@ -25,6 +28,7 @@ from app.services.permissions.readonly import plan_mode_denial
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import Event, count, of_kind, send, wait_for_events
 from tests.real import test_real_opencode as base
+from tests.real.common import opencode_bin, opencode_env  # noqa: F401 (fixtures, found by name)
 from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
     TIMEOUT,
@@ -34,9 +38,6 @@ from tests.real.steps import (
     the_pending_request,
 )
 from tests.real.test_real_claude_questions import plan_rules
-
-opencode_bin = base.opencode_bin
-opencode_env = base.opencode_env
 
 pytestmark = pytest.mark.real_cli
 

@@ -2,58 +2,59 @@
 
 Each test is one row of ``docs/backends.md``'s conformance table for several backends: a
 deny rule blocks the real CLI, an interrupt stops a slow reply and the next turn works,
-"allow always" spares the next question, a profile's MCP server is reached, plan mode
-keeps files untouched. OpenCode and pi have their own set-up and run the same scenarios in
-their own modules; where a backend differs, the test says how.
+"allow always" spares the next question, a profile's MCP server is reached, an image
+reaches the model, plan mode keeps files untouched. OpenCode's and pi's set-up comes from
+``common``; where a backend differs, the test says how.
 """
+
+# The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
+# ruff: noqa: F811
 
 from __future__ import annotations
 
+import base64
 import json
-import sys
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import FAKES
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real.common import (  # noqa: F401 (fixtures real_agent asks for by name)
+    PI_DENIED,
+    node22_bin,
+    opencode_bin,
+    opencode_env,
+    pi_acp_bin,
+    pi_bin,
+    pi_env,
+)
 from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
     TIMEOUT,
     Agent,
+    all_events,
     decide,
     interrupt_a_slow_reply,
+    main_requests,
+    mark_server,
+    mcp_calls,
+    new_session,
     permission_rows,
     real_agent,
     requests_with,
     the_pending_request,
+    turn_of,
 )
+from tests.real.test_real_claude_images_rewind import png
 
 pytestmark = pytest.mark.real_cli
 
 
-@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok"])
+@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok", "opencode", "pi"])
 def agent(request: pytest.FixtureRequest) -> Agent:
     return real_agent(request, request.param)
-
-
-async def all_events(client: httpx.AsyncClient, sid: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = (await client.get(f"/api/sessions/{sid}/events")).json()[
-        "events"
-    ]
-    return events
-
-
-async def new_session(
-    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, **fields: Any
-) -> str:
-    profile = await make_profile(agent.backend, agent.command, agent.env, **fields)
-    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
-    assert r.status_code == 201, r.text
-    return str(r.json()["id"])
 
 
 @pytest.mark.conformance("deny_rule")
@@ -75,6 +76,16 @@ async def test_deny_rules_and_disallowed_tools_block_the_real_cli(
         # refused the call itself.
         decisions = of_kind(events, "permission_decision")
         assert all((d["decision"], d["source"]) == ("deny", "rule") for d in decisions), decisions
+        if agent.backend in ("opencode", "pi"):
+            # These ask the app before every command: the rule answered, and the tool failed.
+            this_turn = turn_of(events, turn)
+            rules = [d["rule"] for d in of_kind(this_turn, "permission_decision")]
+            assert rules == [["Bash(rm:*)", "Bash(touch:*)"][turn - 1]], rules
+            assert "waiting" not in [e["status"] for e in of_kind(this_turn, "status")]
+            results = of_kind(this_turn, "tool_result")
+            assert [r["is_error"] for r in results] == [True], results
+            if agent.backend == "pi":
+                assert results[0]["output"] == PI_DENIED, results
     assert (project_dir / "keep.txt").read_text() == "keep"
     assert not (project_dir / "blocked.txt").exists()
     assert await permission_rows(client, sid) == [] or all(
@@ -90,23 +101,24 @@ async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
     fake_model: FakeModelServer,
 ) -> None:
     sid = await new_session(client, make_profile, agent)
-    await interrupt_a_slow_reply(client, sid, fake_model)
+    end = await interrupt_a_slow_reply(client, sid, fake_model)
+    if agent.backend == "pi":
+        assert not end["errors"], end  # pi confirmed the cancel itself, in time
 
 
-def mark_server(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
-    """The test MCP server (its log, its profile entry); it answers ``marked <text>``."""
-    log = tmp_path / "mcp.jsonl"
-    return log, {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
-
-
-def mcp_calls(log: Path) -> list[tuple[str, Any]]:
-    received = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    calls = [m["params"] for m in received if m.get("method") == "tools/call"]
-    return [(c["name"], c["arguments"]) for c in calls]
-
-
-# Claude Code loads MCP tools on demand (ToolSearch), so the fake calls it unoffered.
-USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": {"text": "apricot"}}
+# How each agent's model calls the test server's tool. Claude Code loads MCP tools on
+# demand (ToolSearch), so the fake calls it unoffered; OpenCode names it <server>_<tool>;
+# grok reaches MCP tools through its own use_tool.
+MARK_INPUT = {"text": "apricot"}
+USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": MARK_INPUT, "force": True}
+USE_MARK_BY_BACKEND = {
+    "opencode": {"match": "use mark", "tool": "mark_mark", "input": MARK_INPUT},
+    "grok": {
+        "match": "use mark",
+        "tool": "use_tool",
+        "input": {"tool_name": "mark__mark", "tool_input": MARK_INPUT},
+    },
+}
 
 
 async def mark_session(
@@ -119,7 +131,8 @@ async def mark_session(
     """(the MCP server's log, a session with it) where "use mark" calls its tool."""
     log, server = mark_server(tmp_path)
     sid = await new_session(client, make_profile, agent, mcp_servers={"mark": server})
-    fake_model.set_rules({"chunk_delay": 0.0, "rules": [USE_MARK | {"force": True}]})
+    rule = USE_MARK_BY_BACKEND.get(agent.backend, USE_MARK)
+    fake_model.set_rules({"chunk_delay": 0.0, "rules": [rule]})
     return log, sid
 
 
@@ -148,7 +161,7 @@ async def test_allow_always_spares_the_next_question(
 
     await send(client, sid, message)
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    second = events[[e["kind"] for e in events].index("turn_end") + 1 :]
+    second = turn_of(events, 2)
     assert of_kind(second, "tool_result"), second
     assert len(await permission_rows(client, sid)) == 1
     if agent.backend == "claude-acp":
@@ -157,9 +170,9 @@ async def test_allow_always_spares_the_next_question(
         assert (project_dir / "a.txt").exists()
 
 
-@pytest.mark.parametrize("agent", ["claude", "claude-acp"], indirect=True)
+@pytest.mark.parametrize("agent", ["claude", "claude-acp", "grok", "opencode", "pi"], indirect=True)
 @pytest.mark.conformance("mcp")
-async def test_a_profile_mcp_server_is_reached(
+async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
     client: httpx.AsyncClient,
     make_profile: ProfileFactory,
     agent: Agent,
@@ -169,15 +182,43 @@ async def test_a_profile_mcp_server_is_reached(
     log, sid = await mark_session(client, make_profile, agent, fake_model, tmp_path)
     await send(client, sid, "use mark")
     request = await the_pending_request(client, sid)
-    # Named as Claude Code names MCP tools, so one rule set serves every backend.
-    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
+    # Named as Claude Code names MCP tools, so one rule set serves every backend; OpenCode
+    # asks without showing the input.
+    shown = {} if agent.backend == "opencode" else MARK_INPUT
+    assert (request["tool"], request["input"]) == ("mcp__mark__mark", shown), request
+    if agent.backend == "grok":
+        assert [o["choice"] for o in request["options"]] == ["allow_once", "deny"], request
     assert mcp_calls(log) == []
     await decide(client, request["id"], "allow_once")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert mcp_calls(log) == [("mark", {"text": "apricot"})]
+    assert mcp_calls(log) == [("mark", MARK_INPUT)]
     results = of_kind(events, "tool_result")
     assert any("marked apricot" in r["output"] for r in results), results
     assert requests_with(fake_model, "marked apricot")
+    if agent.backend in ("opencode", "pi"):
+        assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
+        assert [(r["output"], r["is_error"]) for r in results] == [("marked apricot", False)]
+        offered = {t["function"]["name"] for t in main_requests(fake_model)[0]["body"]["tools"]}
+        assert {"opencode": "mark_mark", "pi": "mcp__mark__mark"}[agent.backend] in offered
+    if agent.backend == "pi":
+        # Only this session's pi had the server: the user's own MCP config was not touched.
+        assert not (agent.home / ".pi" / "agent" / "mcp.json").exists()
+
+    # A rule for the whole server refuses the next call before it reaches the server.
+    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
+    r = await client.post(
+        f"/api/profiles/{profile_id}/rules", json={"rule": "mcp__mark", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+    await send(client, sid, "use mark again")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    second = turn_of(events, 2)
+    decisions = of_kind(second, "permission_decision")
+    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
+        ("deny", "rule", "mcp__mark")
+    ], decisions
+    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
+    assert mcp_calls(log) == [("mark", MARK_INPUT)]
 
 
 @pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
@@ -201,6 +242,41 @@ async def test_plan_mode_keeps_the_files_untouched(
     assert await permission_rows(client, sid) == []
     second = events[[e["kind"] for e in events].index("turn_end") + 1 :]
     assert of_kind(second, "mode_changed") or of_kind(events, "mode_changed"), kinds(events)
+
+
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "grok", "opencode", "pi"], indirect=True)
+@pytest.mark.conformance("images", result={"grok": "refused"})
+async def test_an_image_reaches_the_model_and_rewind_is_refused(
+    client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = agent_session
+    data = base64.b64encode(png()).decode()
+    r = await client.post(
+        f"/api/sessions/{sid}/messages",
+        json={"text": "describe it", "images": [{"media_type": "image/png", "data": data}]},
+    )
+    if agent.backend == "grok":
+        # Grok Build says promptCapabilities.image = false: refused, nothing sent.
+        assert r.status_code == 422 and "does not take images" in r.text, r.text
+        assert not requests_with(fake_model, "describe it")
+        return
+    # The others say promptCapabilities.image = true.
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    assert of_kind(events, "user_message")[0]["images"][0]["media_type"] == "image/png"
+    assert of_kind(events, "turn_end")[0]["stop_reason"] == "end_turn"
+    bodies = [json.dumps(e["body"]) for e in fake_model.requests() if isinstance(e["body"], dict)]
+    assert any(data in b for b in bodies), "the image never reached the model"
+    if agent.backend in ("opencode", "pi"):
+        # OpenAI chat.completions: an image_url part with the picture as a data URL.
+        assert any(f"data:image/png;base64,{data}" in b for b in bodies), bodies
+    assert await permission_rows(client, sid) == []
+
+    # Only Claude Code can put files back as they were at a message.
+    seq = of_kind(events, "user_message")[0]["seq"]
+    r = await client.post(f"/api/sessions/{sid}/rewind", json={"event_seq": seq})
+    assert r.status_code == 409 and "cannot restore files" in r.text, r.text
 
 
 @pytest.mark.conformance("mcp", backend="gemini", result="refused")
