@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from app.brains import get_brain_class
@@ -17,6 +18,7 @@ from app.brains.acp import AcpBrain
 from app.brains.events import ToolCall, ToolResult, TurnEnded
 from tests.brains.conftest import EventRecorder
 from tests.fakes.fake_acp_agent import FakeAcpFiles
+from tests.helpers import count, send, wait_for_events
 
 # codex-acp 2.6.0's modes; it starts in "agent", which asks a second model, not the user.
 MODES = {"current": "agent", "available": ["read-only", "workspace-write", "agent"]}
@@ -93,3 +95,32 @@ async def test_without_a_folder_of_the_apps_codex_keeps_its_own_home(
     files.scenario(modes=MODES)
     await start("codex", files, started)
     assert not list(tmp_path.glob("**/config.toml"))
+
+
+async def test_a_deleted_session_takes_its_codex_home_with_it(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The session's own CODEX_HOME (Codex's transcripts, a copied login) is removed with
+    the session, through the API, and another session's stays."""
+    files = FakeAcpFiles(tmp_path)
+    files.scenario([{"text": "ok"}], modes=MODES)
+    body = {
+        "name": "codex",
+        "backend": "codex",
+        "cwd": str(files.cwd),
+        "command": list(files.command),
+        "env": files.env(),
+    }
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 201, r.text
+    homes = []
+    for _ in range(2):
+        sid = (await client.post("/api/sessions", json={"profile_id": r.json()["id"]})).json()["id"]
+        await send(client, sid, "go")
+        await wait_for_events(client, sid, count("turn_end"))
+        homes.append((sid, tmp_path / "data" / "codex" / sid))
+    assert all((home / "config.toml").is_file() for _, home in homes)
+    gone, kept = homes
+    assert (await client.delete(f"/api/sessions/{gone[0]}")).status_code == 204
+    assert not gone[1].exists()
+    assert (kept[1] / "config.toml").is_file()

@@ -17,7 +17,7 @@ from app.brains.base import Brain, BrainConfig
 from app.db.models import ChatSession, Profile
 from app.errors import BrainStartError
 
-__all__ = ["LiveBrain", "brain_config", "start_brain"]
+__all__ = ["LiveBrain", "backend_state_dir", "brain_config", "start_brain"]
 
 
 @dataclass
@@ -37,6 +37,11 @@ class LiveBrain:
     model: str = ""
 
 
+def backend_state_dir(state_root: Path, backend: str, session_id: str) -> Path:
+    """Where a ``keeps_state`` backend keeps one session's state (e.g. its CODEX_HOME)."""
+    return state_root / backend / session_id
+
+
 def brain_config(
     chat: ChatSession, profile: Profile, state_root: Path | None = None
 ) -> BrainConfig:
@@ -45,7 +50,7 @@ def brain_config(
     forking = chat.backend_session_id is None and chat.forked_from is not None
     state_dir = None
     if state_root is not None and get_brain_class(profile.backend).keeps_state:
-        state_dir = str(state_root / profile.backend / chat.id)
+        state_dir = str(backend_state_dir(state_root, profile.backend, chat.id))
     return BrainConfig(
         session_id=chat.id,
         cwd=profile.cwd,

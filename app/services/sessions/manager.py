@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import time
 from collections.abc import Sequence
 
@@ -33,7 +34,7 @@ from app.errors import AppError, ValidationFailed
 from app.errors import BrainError as BrainFailure
 from app.services.permissions.approvals import Approvals
 from app.services.permissions.permissions import PermissionService
-from app.services.sessions.brain_start import LiveBrain, start_brain
+from app.services.sessions.brain_start import LiveBrain, backend_state_dir, start_brain
 from app.services.sessions.controls import SessionControls
 from app.services.sessions.images import ImageStore
 from app.services.sessions.outbox import Message, Outbox
@@ -199,13 +200,18 @@ class SessionManager:
             await live.brain.interrupt()
 
     async def delete_session(self, session_id: str) -> None:
-        store.get_session(self._engine, session_id)
+        chat = store.get_session(self._engine, session_id)
         await self.stop_brain(session_id)
         # Its last events must reach the disk before the rows they belong to are gone.
         await self.events.flush()
         store.delete_session(self._engine, session_id)
         self.images.delete_session(session_id)
         self.events.forget(session_id)
+        # What the backend kept for this session (Codex's transcripts, a copied login)
+        # goes with it.
+        shutil.rmtree(
+            backend_state_dir(self.settings.data_dir, chat.backend, chat.id), ignore_errors=True
+        )
 
     async def stop_brain(self, session_id: str, grace: float | None = None) -> None:
         """Stop the session's backend; ``grace`` bounds each close step (``Brain.stop``)."""
