@@ -13,9 +13,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fakes.fake_model_server import FakeModelServer
-from tests.helpers import send
+from app.main import create_app
+from app.settings import Settings
+from tests.conftest import LiveServer
+from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import claude_profile_body
+from tests.real.test_real_claude_app import backend_pid, proc_identity
 from tests.real.test_real_claude_images_rewind import allow_all
 from tests.services.git.conftest import commit_all, git
 
@@ -214,3 +218,43 @@ async def test_two_sessions_work_apart_in_worktrees_of_one_repository(
 
     assert others(refs) == others(before["refs"])
     assert len(others(refs)) == 3  # feature-x, mine and the stash
+
+
+async def test_a_restart_resumes_a_worktree_session_in_its_worktree(
+    settings: Settings,
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    repo: Path,
+    claude_bin: Path,
+    claude_env: dict[str, str],
+    fake_model: FakeModelServer,
+) -> None:
+    """The real CLI keeps its transcript under the folder it ran in: a new server process
+    resumes the conversation in the session's worktree, with its history."""
+    r = await client.post("/api/profiles", json=claude_profile_body(repo, claude_bin, claude_env))
+    made = await worktree_session(client, r.json()["id"], "Remember a word")
+    sid, path = made["id"], Path(made["worktree"]["path"])
+    await send(client, sid, "say hi, and remember the word apricot")
+    await wait_for_events(client, sid, count("turn_end"))
+    assert Path(f"/proc/{backend_pid(server, sid)}/cwd").resolve() == path.resolve()
+    await server.stop()
+
+    restarted = LiveServer(create_app(settings))
+    await restarted.start()
+    try:
+        async with restarted.client() as again:
+            before = len(fake_model.message_requests())
+            await send(again, sid, "say again")
+            events = await wait_for_events(again, sid, count("turn_end", 2))
+            assert not of_kind(events, "error"), of_kind(events, "error")
+            pid = backend_pid(restarted, sid)
+            argv, _ = proc_identity(pid)
+            assert any(a.startswith("--resume=") for a in argv), argv
+            assert Path(f"/proc/{pid}/cwd").resolve() == path.resolve()
+    finally:
+        await restarted.stop()
+    resumed = [e for e in fake_model.message_requests()[before:] if "say again" in request_texts(e)]
+    assert resumed
+    history = "\n".join(request_texts(resumed[-1]))
+    for said in ("remember the word apricot", "hello from fake", "say again"):
+        assert said in history, history
