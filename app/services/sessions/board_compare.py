@@ -15,9 +15,12 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 
 from app.db.models import ChatSession
-from app.services.git.repo import NotARepository, repo_root
 from app.services.sessions.manager import SessionManager
-from app.services.sessions.workspace import close_workspace, create_session
+from app.services.sessions.workspace import (
+    close_workspace,
+    create_session,
+    worktree_repository,
+)
 from app.services.store import store
 
 __all__ = ["MAX_RUNS", "Run", "compare"]
@@ -42,14 +45,8 @@ def _title(prompt: str, label: str) -> str:
 async def _check_folders(engine: Engine, runs: list[Run]) -> None:
     for profile_id in dict.fromkeys(r.profile_id for r in runs):
         profile = store.get_profile(engine, profile_id)
-        try:
-            await asyncio.to_thread(repo_root, profile.cwd)
-        except NotARepository as exc:
-            raise NotARepository(
-                f"Profile {profile.name!r} cannot run in a worktree: {exc.message}",
-                reason=exc.reason,
-                stderr=exc.stderr,
-            ) from exc
+        why = f"Profile {profile.name!r} cannot run in a worktree"
+        await asyncio.to_thread(worktree_repository, profile, why)
 
 
 async def _take_back(

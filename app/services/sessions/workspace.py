@@ -30,6 +30,7 @@ __all__ = [
     "close_workspace",
     "create_session",
     "open_workspace",
+    "worktree_repository",
     "worktrees_root",
 ]
 
@@ -110,14 +111,7 @@ def open_workspace(
         if base is not None:
             raise ValidationFailed("base", "a base branch only applies to a session in a worktree")
         return Workspace(snapshot_tree=_snapshot_or_none(profile.cwd))
-    try:
-        top = repo_root(profile.cwd)
-    except NotARepository as exc:
-        raise NotARepository(
-            f"A session can only get a worktree of a git repository: {exc.message}",
-            reason=exc.reason,
-            stderr=exc.stderr,
-        ) from exc
+    top = worktree_repository(profile, "A session can only get a worktree of a git repository")
     made = worktrees.create(
         top, worktrees_root(data_dir), slug, base=base, copy=profile.worktree_copy
     )
@@ -129,6 +123,18 @@ def open_workspace(
         worktree_base=made.base,
         worktree_base_commit=made.base_commit,
     )
+
+
+def worktree_repository(profile: Profile, why: str) -> Path:
+    """The repository a worktree of the profile's folder belongs to.
+
+    Raises:
+        NotARepository: the folder is not a git working tree (422), its reason after ``why``.
+    """
+    try:
+        return repo_root(profile.cwd)
+    except NotARepository as exc:
+        raise NotARepository(f"{why}: {exc.message}", reason=exc.reason, stderr=exc.stderr) from exc
 
 
 def close_workspace(chat: ChatSession, profile: Profile, data_dir: Path) -> None:
