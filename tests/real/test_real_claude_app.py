@@ -15,24 +15,15 @@ import httpx
 import pytest
 
 from app.main import create_app
-from app.services.store import store
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
+from tests.real.steps import backend_pid
 
 pytestmark = pytest.mark.real_cli
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
-
-def backend_pid(server: LiveServer, session_id: str) -> int:
-    """The pid of the session's live CLI, as the session manager recorded it."""
-    state = server.app.state.angelia
-    assert state.manager.is_live(session_id)
-    pid = store.get_session(state.engine, session_id).backend_pid
-    assert pid, "no backend_pid recorded for a live session"
-    return int(pid)
 
 
 def proc_identity(pid: int) -> tuple[list[str], str]:

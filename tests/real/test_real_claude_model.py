@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, of_kind, send, wait_for_events
-from tests.real.test_real_claude_app import backend_pid, proc_identity
+from tests.real.steps import backend_pid
+from tests.real.test_real_claude_app import proc_identity
 
 pytestmark = pytest.mark.real_cli
 

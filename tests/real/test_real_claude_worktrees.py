@@ -19,7 +19,8 @@ from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import claude_profile_body
-from tests.real.test_real_claude_app import backend_pid, proc_identity
+from tests.real.steps import backend_pid
+from tests.real.test_real_claude_app import proc_identity
 from tests.real.test_real_claude_images_rewind import allow_all
 from tests.services.git.conftest import commit_all, git
 
