@@ -18,17 +18,12 @@ from tests.browser.test_approvals import bash
 from tests.conftest import write_scenario
 from tests.faults._support import fake_starts
 from tests.helpers import count, send, wait_for_events
-from tests.services.git.conftest import commit_all, git, refs
+from tests.services.git.conftest import git, init_repo, refs
 
 
 def make_repo(folder: Path) -> Path:
     """``folder`` as a repository on ``main``: f.txt, committed, by an author of its own."""
-    for args in (("init", "-q", "-b", "main"), ("config", "user.name", "Ada")):
-        git(folder, *args)
-    git(folder, "config", "user.email", "ada@example.test")
-    (folder / "f.txt").write_text("one\n")
-    commit_all(folder, "start")
-    return folder
+    return init_repo(folder, {"f.txt": "one\n"})
 
 
 @pytest.fixture

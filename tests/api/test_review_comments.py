@@ -16,7 +16,7 @@ from app.db.models import ReviewComment
 from tests.api.test_chat import fake_log, make_profile
 from tests.conftest import LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events
-from tests.services.git.conftest import commit_all, git
+from tests.services.git.conftest import init_repo
 
 BASE = "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\n"
 # The session's first turn: "beta" made upper case, "epsilon" removed.
@@ -82,12 +82,7 @@ async def approve_edit(client: httpx.AsyncClient, sid: str, worktree: Path, text
 
 def make_repo(project_dir: Path) -> Path:
     """The project folder as a repository on ``main`` whose f.txt holds ``BASE``."""
-    git(project_dir, "init", "-q", "-b", "main")
-    git(project_dir, "config", "user.name", "Ada")
-    git(project_dir, "config", "user.email", "ada@example.test")
-    (project_dir / "f.txt").write_text(BASE)
-    commit_all(project_dir, "start")
-    return project_dir
+    return init_repo(project_dir, {"f.txt": BASE})
 
 
 @pytest.fixture

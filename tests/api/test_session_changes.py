@@ -13,21 +13,19 @@ import pytest
 from tests.api.test_chat import make_profile
 from tests.conftest import write_scenario
 from tests.helpers import count, send, wait_for_events
-from tests.services.git.conftest import commit_all, git, sh
+from tests.services.git.conftest import git, init_repo, sh
 
 
 def make_repo(folder: Path) -> Path:
     """``folder`` as a repository on ``main``: a few committed files, an ignored ``.env``."""
-    git(folder, "init", "-q", "-b", "main")
-    git(folder, "config", "user.name", "Ada")
-    git(folder, "config", "user.email", "ada@example.test")
-    (folder / "f.txt").write_text("one\ntwo\nthree\n")
-    (folder / "gone.txt").write_text("to be removed\n")
-    (folder / "old.txt").write_text("".join(f"line {i}\n" for i in range(40)))
-    (folder / ".gitignore").write_text(".env\n")
-    (folder / ".env").write_text("TOKEN=local\n")
-    commit_all(folder, "start")
-    return folder
+    files = {
+        "f.txt": "one\ntwo\nthree\n",
+        "gone.txt": "to be removed\n",
+        "old.txt": "".join(f"line {i}\n" for i in range(40)),
+        ".gitignore": ".env\n",
+        ".env": "TOKEN=local\n",
+    }
+    return init_repo(folder, files)
 
 
 @pytest.fixture

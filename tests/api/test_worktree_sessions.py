@@ -15,20 +15,14 @@ from tests.conftest import write_scenario
 from tests.fakes.fake_acp_agent import FakeAcpFiles
 from tests.faults._support import ServerProcess, fake_starts
 from tests.helpers import count, send, wait_for_events
-from tests.services.git.conftest import commit_all, git
+from tests.services.git.conftest import commit_all, git, init_repo
 
 
 @pytest.fixture
 def repo(project_dir: Path) -> Path:
     """The project folder as a repository on ``main`` with one commit."""
-    git(project_dir, "init", "-q", "-b", "main")
-    git(project_dir, "config", "user.name", "Ada")
-    git(project_dir, "config", "user.email", "ada@example.test")
-    (project_dir / "f.txt").write_text("one\n")
-    (project_dir / ".gitignore").write_text(".env\n")
-    (project_dir / ".env").write_text("TOKEN=local\n")
-    commit_all(project_dir, "start")
-    return project_dir
+    files = {"f.txt": "one\n", ".gitignore": ".env\n", ".env": "TOKEN=local\n"}
+    return init_repo(project_dir, files)
 
 
 async def test_a_session_in_its_own_worktree(
@@ -193,10 +187,7 @@ async def test_an_acp_agent_works_in_the_worktree_too(
     """The worktree is the session's folder for every backend: an ACP agent is started
     there and is told it as the session's ``cwd``."""
     files = FakeAcpFiles(tmp_path)
-    git(files.cwd, "init", "-q", "-b", "main")
-    (files.cwd / "f.txt").write_text("one\n")
-    git(files.cwd, "add", "-A")
-    git(files.cwd, "-c", "user.name=A", "-c", "user.email=a@example.test", "commit", "-qm", "s")
+    init_repo(files.cwd, {"f.txt": "one\n"})
     files.scenario([{"text": "ok"}])
     body = {
         "name": "acp",

@@ -19,7 +19,7 @@ from tests.browser.test_approvals import bash
 from tests.browser.test_screenshots import SIZE, shots  # noqa: F401  (the fixture)
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import send
-from tests.services.git.conftest import commit_all, git
+from tests.services.git.conftest import commit_all, init_repo
 
 pytestmark = [
     pytest.mark.browser,
@@ -62,9 +62,7 @@ async def test_screenshots_of_parallel_agents(
     shots: tuple[Path, Path],  # noqa: F811
 ) -> None:
     out, cwd = shots
-    git(cwd, "init", "-q", "-b", "main")
-    git(cwd, "config", "user.name", "Ada")
-    git(cwd, "config", "user.email", "ada@example.test")
+    init_repo(cwd)
     (cwd / "src").mkdir(exist_ok=True)
     (cwd / "src" / "auth.py").write_text(AUTH_BEFORE)
     (cwd / "tests").mkdir(exist_ok=True)

@@ -22,7 +22,7 @@ from tests.real.conftest import claude_profile_body
 from tests.real.steps import backend_pid
 from tests.real.test_real_claude_app import proc_identity
 from tests.real.test_real_claude_images_rewind import allow_all
-from tests.services.git.conftest import commit_all, git
+from tests.services.git.conftest import git, init_repo
 
 pytestmark = pytest.mark.real_cli
 
@@ -33,13 +33,8 @@ RESOLVED = "alpha from edit and from shell\nbeta\ngamma\n"
 @pytest.fixture
 def repo(project_dir: Path) -> Path:
     """A repository on ``main``, with another branch, a stash and a worktree of the user's."""
-    git(project_dir, "init", "-q", "-b", "main")
-    git(project_dir, "config", "user.name", "Ada")
-    git(project_dir, "config", "user.email", "ada@example.test")
-    (project_dir / "app.txt").write_text(START)
-    (project_dir / "old.txt").write_text("to be moved\n")
-    (project_dir / "gone.txt").write_text("to be removed\n")
-    commit_all(project_dir, "start")
+    files = {"app.txt": START, "old.txt": "to be moved\n", "gone.txt": "to be removed\n"}
+    init_repo(project_dir, files)
     git(project_dir, "branch", "feature-x")
     (project_dir / "app.txt").write_text(START + "stashed\n")
     git(project_dir, "stash", "-q")

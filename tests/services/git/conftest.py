@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,19 @@ def commit_all(cwd: Path, message: str) -> str:
     return git(cwd, "rev-parse", "HEAD").strip()
 
 
+def init_repo(folder: Path, files: Mapping[str, str] | None = None) -> Path:
+    """``folder`` as a repository on ``main`` with an author of its own; ``files`` (path →
+    text), when given, are written and committed as "start"."""
+    git(folder, "init", "-q", "-b", "main")
+    git(folder, "config", "user.name", "Ada")
+    git(folder, "config", "user.email", "ada@example.test")
+    for name, content in (files or {}).items():
+        (folder / name).write_text(content)
+    if files:
+        commit_all(folder, "start")
+    return folder
+
+
 @pytest.fixture(autouse=True)
 def _own_git_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Git reads neither the machine's nor the user's config, and no GIT_* from outside."""
@@ -51,15 +65,15 @@ def repo(tmp_path: Path) -> Path:
     """A repository on ``main`` with a few committed files and an author."""
     path = tmp_path / "repo"
     path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.name", "Ada")
-    git(path, "config", "user.email", "ada@example.test")
-    (path / "f.txt").write_text("one\ntwo\nthree\n")
-    (path / "gone.txt").write_text("to be removed\n")
-    (path / "old.txt").write_text("".join(f"line {i}\n" for i in range(40)))
-    (path / ".gitignore").write_text(".env\n")
-    commit_all(path, "start")
-    return path
+    return init_repo(
+        path,
+        {
+            "f.txt": "one\ntwo\nthree\n",
+            "gone.txt": "to be removed\n",
+            "old.txt": "".join(f"line {i}\n" for i in range(40)),
+            ".gitignore": ".env\n",
+        },
+    )
 
 
 @pytest.fixture

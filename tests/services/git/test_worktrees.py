@@ -12,7 +12,7 @@ from app.services.git import merge, worktrees
 from app.services.git.repo import GitError
 from app.services.git.worktrees import UnsafeToDiscard, Worktree
 
-from .conftest import commit_all, git, refs, sh
+from .conftest import commit_all, git, init_repo, refs, sh
 
 
 def repo_state(repo: Path) -> tuple[str, str, str]:
@@ -39,9 +39,7 @@ def test_two_repositories_with_the_same_name_never_share_a_folder(
 ) -> None:
     other = tmp_path / "elsewhere" / "repo"
     other.mkdir(parents=True)
-    git(other, "init", "-q", "-b", "main")
-    git(other, "config", "user.name", "Ada")
-    git(other, "config", "user.email", "ada@example.test")
+    init_repo(other)
     sh(other, "echo x > x.txt")
     commit_all(other, "x")
 
