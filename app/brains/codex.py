@@ -16,9 +16,11 @@ What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
   modes: ``default`` → ``workspace-write``, ``plan`` → ``read-only``,
   ``bypassPermissions`` → ``agent-full-access``. Its default ``agent`` mode sends risky
   calls to a second model call instead of the user, so it is never left on.
-- Because ordinary commands and edits are never asked about, the app could not keep a
-  deny rule or an allowed list by answering questions: profiles with either, and deny
-  rules for the tools Codex runs unasked, are refused.
+- Because ordinary commands and edits are never asked about, the app cannot keep a deny
+  rule or an allowed list by answering questions. Codex's own exec policy keeps one kind:
+  a profile's ``Bash(<prefix>:*)`` deny rules are written into the session's rules file
+  as ``forbidden`` prefixes at each start (``codex_rules``). Every other deny rule, deny
+  rules stored apart from the profile's list, and allowed lists are refused.
 - A tool call sometimes gets no final update: open calls are closed when the turn ends.
 """
 
@@ -33,6 +35,7 @@ from typing import ClassVar
 from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainFacts, Capability
+from app.brains.codex_rules import deny_refusal, forbidden_prefix, write_rules
 from app.errors import BrainStartError
 
 __all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config"]
@@ -79,11 +82,10 @@ class CodexBrain(AcpBrain):
             Capability.RESUME,
             Capability.SET_MODE_MID_SESSION,
             Capability.INTERRUPT,
+            Capability.DENY_SINGLE_TOOL,
         }
     )
     limits = {
-        Capability.DENY_SINGLE_TOOL: "Codex runs commands inside its sandbox without asking, "
-        "so no answer of the app's could refuse one tool; use plan (read-only) mode instead",
         Capability.PERMISSION_PROMPTS: "Codex asks only before leaving its sandbox or "
         "writing outside its writable roots, so the tools outside an allowed list would "
         "still run unasked",
@@ -112,14 +114,28 @@ class CodexBrain(AcpBrain):
     keeps_state = True
     close_open_tools = True
 
+    @classmethod
+    def deny_refusal(cls, rule: str, tool: str, *, in_profile: bool) -> str | None:
+        if not in_profile and forbidden_prefix(rule) is not None:
+            # Stored rules do not reach Codex's start; the profile's list does.
+            return (
+                f"{cls.label} keeps a deny rule only from the profile's disallowed tools, "
+                f"written into its rules file at each start: add {rule} there instead."
+            )
+        return deny_refusal(rule, tool, cls.label, cls.runs_unasked)
+
     def launch_env(self) -> dict[str, str]:
         env = super().launch_env()
         if self.config.state_dir is None:
+            if self.config.disallowed_tools:
+                # Deny rules live in the home's rules file: never start without them.
+                raise BrainStartError("Codex needs a folder of its own to keep deny rules in.")
             return env  # No folder of the app's: Codex uses its own home.
         home = Path(self.config.state_dir)
         try:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             (home / "config.toml").write_text(codex_config(self.config.model, env), "utf-8")
+            write_rules(home, self.config.disallowed_tools)
             if env.get(LOGIN_VAR) == "copy":
                 _copy_login(home)
         except OSError as exc:

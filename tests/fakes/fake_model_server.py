@@ -26,7 +26,9 @@ Replies come from rules, checked in this order for every request:
    requests such as title generation never trigger tools. Rule keys: ``match``, ``tool`` +
    ``input``, ``text`` (sent before the tool call, or on its own), ``status`` + ``error``
    (answer with an HTTP error instead), ``force`` (call ``tool`` even when the request does not
-   list it, e.g. a tool Claude Code only loads on demand through ToolSearch).
+   list it, e.g. a tool Claude Code only loads on demand through ToolSearch), ``quote_result``
+   (an after-tool rule's text is followed by the tool results it matched, as a model
+   reporting what it was told).
 3. Built in: ``BASH: <cmd>`` in the user text -> the shell tool with ``{"command": <cmd>}``.
 4. Otherwise -> the ``default`` text.
 
@@ -189,7 +191,8 @@ def _first_rule(
                 continue
             tool_input = copy.deepcopy(rule.get("input") or {})
             return Reply(text=str(rule.get("text", "")), tool=name, tool_input=tool_input, why=why)
-        return Reply(text=str(rule.get("text", "")), why=why)
+        quoted = text if rule.get("quote_result") else ""
+        return Reply(text=str(rule.get("text", "")) + quoted, why=why)
     return None
 
 

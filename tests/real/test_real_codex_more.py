@@ -1,0 +1,122 @@
+"""Angelia with the real Codex (codex-acp 2.6.0, codex 0.166), continued: a profile's deny
+rules kept by Codex's own exec policy, a profile's MCP server, and images.
+
+Same set-up as ``test_real_codex.py`` (whose fixtures these share): a live Angelia server
+driven through its HTTP API, Codex pointed at the fake model server's Responses API.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.settings import Settings
+from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.helpers import count, of_kind, send, wait_for_events
+from tests.real.conftest import ProfileFactory
+from tests.real.steps import TIMEOUT
+from tests.real.test_real_codex import (
+    MODEL,
+    RULES,
+    codex_env,
+    codex_home,
+    conversation_requests,
+    new_session,
+    turn_of,
+)
+
+__all__ = ["codex_env"]  # a fixture shared with test_real_codex.py
+
+pytestmark = pytest.mark.real_cli
+
+# What Codex itself wrote into a session's rules file ("allow always"), and a block of
+# Angelia's from an earlier start whose rule the profile no longer has.
+CODEX_OWN = 'prefix_rule(pattern=["touch", "f.txt"], decision="allow")\n'
+STALE_BLOCK = (
+    "# >>> Angelia: the profile's deny rules (rewritten at each start) >>>\n"
+    'prefix_rule(pattern=["ls"], decision="forbidden")\n'
+    "# <<< Angelia: the profile's deny rules <<<\n"
+)
+
+
+@pytest.fixture
+def fake_rules() -> dict[str, Any]:
+    # The model reports what Codex answered about a refused command, as a model would.
+    refused = {"match": "rejected", "text": "Codex refused that: ", "quote_result": True}
+    return {"rules": RULES, "after_tool_rules": [refused], "chunk_delay": 0.0}
+
+
+@pytest.mark.conformance("deny_rule", backend="codex")
+async def test_a_profile_deny_rule_blocks_the_command_and_others_still_run(
+    settings: Settings,
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    codex_bin: Path,
+    codex_env: dict[str, str],
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    profile = await make_profile(
+        "codex", [str(codex_bin)], codex_env, model=MODEL, disallowed_tools=["Bash(rm:*)"]
+    )
+    sid = await new_session(client, profile)
+    rules_file = codex_home(settings, sid) / "rules" / "default.rules"
+    rules_file.parent.mkdir(parents=True)
+    rules_file.write_text(STALE_BLOCK + CODEX_OWN)
+    (project_dir / "x").write_text("keep me")
+
+    for n, command in enumerate(["rm x", "echo a && rm x"], 1):
+        await send(client, sid, f"BASH: {command}")
+        events = await wait_for_events(client, sid, count("turn_end", n), timeout=TIMEOUT)
+        assert (project_dir / "x").read_text() == "keep me", command
+        said = [a["text"] for a in of_kind(turn_of(events, n), "assistant_message")]
+        assert len(said) == 1 and said[0].startswith("Codex refused that: "), said
+        assert "rejected: Denied by the rule Bash(rm:*)" in said[0], said
+
+    # An allowed command still runs: `ls` (which the stale block forbade) lists the file.
+    await send(client, sid, "BASH: ls")
+    events = await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
+    assert [a["text"] for a in of_kind(turn_of(events, 3), "assistant_message")] == ["done"]
+    listed = conversation_requests(fake_model)[-1]
+    assert "Output:\nx\n" in request_texts(listed)[-1], request_texts(listed)[-1]
+
+    # Codex's own "allow always" line is kept: the escalated `touch f.txt` runs unasked.
+    await send(client, sid, "escalate touch f")
+    events = await wait_for_events(client, sid, count("turn_end", 4), timeout=TIMEOUT)
+    assert not of_kind(events, "permission_request")
+    assert (project_dir / "f.txt").exists()
+    text = rules_file.read_text()
+    assert CODEX_OWN in text and 'pattern=["ls"]' not in text, text
+    assert 'prefix_rule(pattern=["rm"], decision="forbidden"' in text, text
+
+
+async def test_deny_rules_codex_cannot_keep_are_refused_naming_the_rule(
+    client: httpx.AsyncClient, codex_bin: Path, project_dir: Path
+) -> None:
+    body = {
+        "name": "codex with deny rules",
+        "backend": "codex",
+        "cwd": str(project_dir),
+        "command": [str(codex_bin)],
+    }
+    for rule, why in [
+        ("Bash", "runs Bash without asking"),
+        ("Edit(secrets/**)", "runs Edit without asking"),
+        ("Bash(npm test)", "only by its first words"),
+        ("Bash(rm *)", "only by its first words"),
+    ]:
+        r = await client.post(
+            "/api/profiles", json={**body, "disallowed_tools": ["Bash(git push:*)", rule]}
+        )
+        assert r.status_code == 422 and why in r.text and rule in r.text, (rule, r.text)
+    r = await client.post("/api/profiles", json={**body, "disallowed_tools": ["Bash(git push:*)"]})
+    assert r.status_code == 201, r.text
+    profile = r.json()
+    # A stored rule never reaches Codex's start: it must go in the profile's list.
+    r = await client.post(
+        f"/api/profiles/{profile['id']}/rules", json={"rule": "Bash(rm:*)", "decision": "deny"}
+    )
+    assert r.status_code == 422 and "profile's disallowed tools" in r.text, r.text
