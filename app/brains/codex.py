@@ -21,6 +21,10 @@ What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
   a profile's ``Bash(<prefix>:*)`` deny rules are written into the session's rules file
   as ``forbidden`` prefixes at each start (``codex_rules``). Every other deny rule, deny
   rules stored apart from the profile's list, and allowed lists are refused.
+- A profile's MCP servers go to codex-acp with the session; Codex offers their tools only
+  through its ``tool_search`` tool, and asks before each call (not in full access, where
+  it calls them unasked). Such a call comes as a command titled ``mcp.<server>.<tool>``;
+  it is named ``mcp__<server>__<tool>`` here so the app's MCP rules apply to it.
 - A tool call sometimes gets no final update: open calls are closed when the turn ends.
 """
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -36,9 +41,10 @@ from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainFacts, Capability
 from app.brains.codex_rules import deny_refusal, forbidden_prefix, write_rules
+from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.errors import BrainStartError
 
-__all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config"]
+__all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config", "mcp_named"]
 
 # Profile env: an OpenAI Responses-compatible endpoint, the variable holding its key, and
 # whether to copy the user's own Codex login into the session's home.
@@ -83,14 +89,13 @@ class CodexBrain(AcpBrain):
             Capability.SET_MODE_MID_SESSION,
             Capability.INTERRUPT,
             Capability.DENY_SINGLE_TOOL,
+            Capability.PER_SESSION_MCP,
         }
     )
     limits = {
         Capability.PERMISSION_PROMPTS: "Codex asks only before leaving its sandbox or "
         "writing outside its writable roots, so the tools outside an allowed list would "
         "still run unasked",
-        Capability.PER_SESSION_MCP: "codex-acp 2.6.0 offers a session's MCP tools only "
-        "through its tool search, which Angelia has not shown to work",
     }
     permission_modes = ("default", "plan", "bypassPermissions")
     mode_map: ClassVar[dict[str, str]] = {
@@ -124,6 +129,9 @@ class CodexBrain(AcpBrain):
             )
         return deny_refusal(rule, tool, cls.label, cls.runs_unasked)
 
+    def _emit(self, event: BrainEvent) -> None:
+        super()._emit(mcp_named(event))
+
     def launch_env(self) -> dict[str, str]:
         env = super().launch_env()
         if self.config.state_dir is None:
@@ -141,6 +149,28 @@ class CodexBrain(AcpBrain):
         except OSError as exc:
             raise BrainStartError(f"Could not prepare Codex's folder {home}: {exc}") from None
         return {**env, "CODEX_HOME": str(home)}
+
+
+def mcp_named(event: BrainEvent) -> BrainEvent:
+    """A call of a profile's MCP tool under Claude Code's name for it (``mcp__<server>__<tool>``,
+    its arguments as input), so that rules such as ``mcp__mark`` apply to it.
+
+    codex-acp sends such a call as kind ``execute`` titled ``mcp.<server>.<tool>`` with input
+    ``{server, tool, arguments}``, which would otherwise read as a shell command.
+    """
+    if not isinstance(event, ToolCall | PermissionAsked):
+        return event
+    server, tool = event.input.get("server"), event.input.get("tool")
+    if not (isinstance(server, str) and isinstance(tool, str)):
+        return event
+    if event.title != f"mcp.{server}.{tool}":
+        return event
+    arguments = event.input.get("arguments")
+    return replace(
+        event,
+        tool=f"mcp__{server}__{tool}",
+        input=arguments if isinstance(arguments, dict) else {},
+    )
 
 
 def codex_config(model: str | None, env: dict[str, str]) -> str:

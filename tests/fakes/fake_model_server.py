@@ -28,7 +28,8 @@ Replies come from rules, checked in this order for every request:
    (answer with an HTTP error instead), ``force`` (call ``tool`` even when the request does not
    list it, e.g. a tool Claude Code only loads on demand through ToolSearch), ``quote_result``
    (an after-tool rule's text is followed by the tool results it matched, as a model
-   reporting what it was told).
+   reporting what it was told), ``unless`` (the rule is skipped when this text occurs too,
+   e.g. an after-tool rule once the result of its own call is back).
 3. Built in: ``BASH: <cmd>`` in the user text -> the shell tool with ``{"command": <cmd>}``.
 4. Otherwise -> the ``default`` text.
 
@@ -180,6 +181,8 @@ def _first_rule(
     lowered = text.lower()
     for rule in rules:
         if str(rule["match"]).lower() not in lowered:
+            continue
+        if "unless" in rule and str(rule["unless"]).lower() in lowered:
             continue
         why = f"{kind}:{rule['match']}"
         if "status" in rule:
@@ -859,13 +862,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply.status, openai_error(reply))
             return
         tool = None
+        namespace = ""
         if reply.tool:
             custom = reply.tool in request.custom_tools
-            tool = (reply.tool, responses_api.call_input(reply.tool, reply.tool_input, custom))
+            args = responses_api.call_input(reply.tool, reply.tool_input, custom)
+            # An MCP tool is called by its name inside its server's namespace.
+            namespace, name = request.namespaced.get(reply.tool, ("", reply.tool))
+            tool = (name, args)
         model = str(body.get("model") or MODEL_IDS[-1])
         pieces = text_chunks(reply.text)
         events = responses_api.reply_events(
-            model, pieces, tool, input_tokens, _output_tokens(reply)
+            model, pieces, tool, input_tokens, _output_tokens(reply), namespace
         )
         if body.get("stream", True):
             self._stream_sse((e["type"], e) for e in events)

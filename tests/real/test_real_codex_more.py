@@ -17,7 +17,7 @@ from app.settings import Settings
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
-from tests.real.steps import TIMEOUT
+from tests.real.steps import TIMEOUT, decide, mark_server, mcp_calls, the_pending_request
 from tests.real.test_real_codex import (
     MODEL,
     RULES,
@@ -92,6 +92,17 @@ async def test_a_profile_deny_rule_blocks_the_command_and_others_still_run(
     assert CODEX_OWN in text and 'pattern=["ls"]' not in text, text
     assert 'prefix_rule(pattern=["rm"], decision="forbidden"' in text, text
 
+    # Codex keeps the rule in full access too, where nothing asks.
+    r = await client.post(
+        f"/api/sessions/{sid}/mode", json={"mode": "bypassPermissions", "confirm": True}
+    )
+    assert r.status_code == 200, r.text
+    await send(client, sid, "BASH: rm x")
+    events = await wait_for_events(client, sid, count("turn_end", 5), timeout=TIMEOUT)
+    assert (project_dir / "x").read_text() == "keep me"
+    said = [a["text"] for a in of_kind(turn_of(events, 5), "assistant_message")]
+    assert "rejected: Denied by the rule Bash(rm:*)" in said[0], said
+
 
 async def test_deny_rules_codex_cannot_keep_are_refused_naming_the_rule(
     client: httpx.AsyncClient, codex_bin: Path, project_dir: Path
@@ -120,3 +131,74 @@ async def test_deny_rules_codex_cannot_keep_are_refused_naming_the_rule(
         f"/api/profiles/{profile['id']}/rules", json={"rule": "Bash(rm:*)", "decision": "deny"}
     )
     assert r.status_code == 422 and "profile's disallowed tools" in r.text, r.text
+
+
+MARK_INPUT = {"text": "apricot"}
+# codex-acp offers a profile's MCP tools only through Codex's tool_search: the model searches,
+# gets the server's namespace back, then calls the tool in it.
+FIND_MARK = {"match": "use mark", "tool": "tool_search", "input": {"query": "mark"}}
+CALL_MARK = {
+    "match": "mcp__mark",
+    "unless": "marked apricot",
+    "tool": "mcp__mark__mark",
+    "input": MARK_INPUT,
+}
+REFUSED_MARK = {"match": "cancelled", "text": "The mark was refused: ", "quote_result": True}
+
+
+@pytest.mark.conformance("mcp", backend="codex")
+async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_holds(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    codex_bin: Path,
+    codex_env: dict[str, str],
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+) -> None:
+    log, server = mark_server(tmp_path)
+    profile = await make_profile(
+        "codex", [str(codex_bin)], codex_env, model=MODEL, mcp_servers={"mark": server}
+    )
+    rules = {
+        "chunk_delay": 0.0,
+        "rules": [FIND_MARK],
+        "after_tool_rules": [REFUSED_MARK, CALL_MARK],
+    }
+    fake_model.set_rules(rules)
+    sid = await new_session(client, profile)
+    await send(client, sid, "use mark")
+    request = await the_pending_request(client, sid)
+    # Named as Claude Code names MCP tools, so one rule set serves every backend.
+    assert (request["tool"], request["input"]) == ("mcp__mark__mark", MARK_INPUT), request
+    assert mcp_calls(log) == []
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert mcp_calls(log) == [("mark", MARK_INPUT)]
+    assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
+    results = of_kind(events, "tool_result")
+    assert [("marked apricot" in r["output"], r["is_error"]) for r in results] == [(True, False)]
+    # The tool was not offered up front: the search found it.
+    first, found, answered = conversation_requests(fake_model)[:3]
+    offered = str(first["body"]["tools"])
+    assert "tool_search" in offered and "mcp__mark" not in offered, offered
+    assert found["reply"]["why"] == "after_tool_rule:mcp__mark", found["reply"]
+    assert any("marked apricot" in t for t in request_texts(answered))
+
+    # A rule for the whole server refuses the next call before it reaches the server.
+    r = await client.post(
+        f"/api/profiles/{profile['id']}/rules", json={"rule": "mcp__mark", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
+    await send(client, sid, "use mark again")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    second = turn_of(events, 2)
+    decisions = of_kind(second, "permission_decision")
+    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
+        ("deny", "rule", "mcp__mark")
+    ], decisions
+    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
+    assert mcp_calls(log) == [("mark", MARK_INPUT)]
+    # Codex tells the model and the turn goes on (an MCP refusal does not end it).
+    said = [a["text"] for a in of_kind(second, "assistant_message")]
+    assert len(said) == 1 and said[0].startswith("The mark was refused: "), said
+    assert said[0].endswith('"user cancelled MCP tool call"}]'), said
