@@ -998,9 +998,12 @@ def request_texts(entry: Mapping[str, Any]) -> list[str]:
 
 
 def request_images(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The image blocks of a logged Messages API request, in order, tool results included."""
+    """The image blocks of a logged Messages API request, in order, tool results included
+    (or the ``input_image`` parts of a Responses API request)."""
     out: list[dict[str, Any]] = []
     body = entry.get("body")
+    if isinstance(body, Mapping) and "input" in body and "messages" not in body:
+        return responses_api.images_of(body)
 
     def visit(content: Any) -> None:
         for block in content if isinstance(content, list) else []:

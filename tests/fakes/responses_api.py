@@ -27,7 +27,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ResponsesRequest", "call_input", "read_request", "reply_events", "texts_of"]
+__all__ = [
+    "ResponsesRequest",
+    "call_input",
+    "images_of",
+    "read_request",
+    "reply_events",
+    "texts_of",
+]
 
 # Codex's own user messages, which wrap context in tags, never the typed prompt.
 _OWN_MESSAGE = re.compile(r"^\s*<[a-z_]+>")
@@ -248,4 +255,16 @@ def texts_of(body: Mapping[str, Any]) -> list[str]:
             out.append(output if isinstance(output, str) else json.dumps(output))
         elif kind in ("function_call", "custom_tool_call"):
             out.append(str(item.get("arguments") or item.get("input") or ""))
+    return out
+
+
+def images_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every ``input_image`` part of the messages in a Responses request's ``input``, in order
+    (Codex sends a pasted image as one, with a ``data:`` URL)."""
+    out: list[dict[str, Any]] = []
+    for item in body.get("input") or []:
+        content = item.get("content") if isinstance(item, Mapping) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, Mapping) and part.get("type") == "input_image":
+                out.append(dict(part))
     return out

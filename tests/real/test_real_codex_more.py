@@ -7,6 +7,7 @@ driven through its HTTP API, Codex pointed at the fake model server's Responses 
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -14,21 +15,30 @@ import httpx
 import pytest
 
 from app.settings import Settings
-from tests.fakes.fake_model_server import FakeModelServer, request_texts
+from tests.fakes.fake_model_server import FakeModelServer, request_images, request_texts
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
-from tests.real.steps import TIMEOUT, decide, mark_server, mcp_calls, the_pending_request
+from tests.real.steps import (
+    TIMEOUT,
+    decide,
+    mark_server,
+    mcp_calls,
+    permission_rows,
+    the_pending_request,
+)
+from tests.real.test_real_claude_images_rewind import png
 from tests.real.test_real_codex import (
     MODEL,
     RULES,
     codex_env,
     codex_home,
+    codex_profile,
     conversation_requests,
     new_session,
     turn_of,
 )
 
-__all__ = ["codex_env"]  # a fixture shared with test_real_codex.py
+__all__ = ["codex_env", "codex_profile"]  # fixtures shared with test_real_codex.py
 
 pytestmark = pytest.mark.real_cli
 
@@ -202,3 +212,33 @@ async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_ho
     said = [a["text"] for a in of_kind(second, "assistant_message")]
     assert len(said) == 1 and said[0].startswith("The mark was refused: "), said
     assert said[0].endswith('"user cancelled MCP tool call"}]'), said
+
+
+@pytest.mark.conformance("images", backend="codex")
+async def test_a_pasted_image_reaches_the_model_and_rewind_is_refused(
+    client: httpx.AsyncClient, codex_profile: dict[str, Any], fake_model: FakeModelServer
+) -> None:
+    sid = await new_session(client, codex_profile)
+    data = base64.b64encode(png()).decode()
+    r = await client.post(
+        f"/api/sessions/{sid}/messages",
+        json={"text": "describe it", "images": [{"media_type": "image/png", "data": data}]},
+    )
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    assert of_kind(events, "user_message")[0]["images"][0]["media_type"] == "image/png"
+    assert of_kind(events, "turn_end")[0]["stop_reason"] == "end_turn"
+    # Codex puts it beside the text of the same user message, as an input_image.
+    (request,) = conversation_requests(fake_model)
+    assert request_images(request) == [
+        {"type": "input_image", "image_url": f"data:image/png;base64,{data}", "detail": "high"}
+    ], request_images(request)
+    (prompt,) = [i for i in request["body"]["input"] if "describe it" in str(i)]
+    assert [p["type"] for p in prompt["content"]] == ["input_text", "input_image"], prompt
+    assert await permission_rows(client, sid) == []
+
+    # Only Claude Code can put files back as they were at a message.
+    seq = of_kind(events, "user_message")[0]["seq"]
+    r = await client.post(f"/api/sessions/{sid}/rewind", json={"event_seq": seq})
+    assert r.status_code == 409 and "cannot restore files" in r.text, r.text
