@@ -128,6 +128,18 @@ class Brain(ABC):
     # Tools (Claude Code's names) the backend runs without asking: a deny rule naming
     # one could never be applied, so such rules are refused for it.
     runs_unasked: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def deny_refusal(cls, rule: str, tool: str, *, in_profile: bool) -> str | None:
+        """Why a deny ``rule`` naming ``tool`` could never apply (None: it can);
+        ``in_profile``: it is in the profile's own deny list, not a stored rule."""
+        if tool in cls.runs_unasked:
+            return (
+                f"{cls.label} runs {tool} without asking, so Angelia cannot refuse it; "
+                "deny rules for it are not accepted."
+            )
+        return None
+
     # Models to offer before the backend has said which it has: (id, label) pairs.
     known_models: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Whether any model id is taken (not only the ones offered), e.g. on the command line.

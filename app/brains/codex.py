@@ -16,9 +16,15 @@ What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
   modes: ``default`` → ``workspace-write``, ``plan`` → ``read-only``,
   ``bypassPermissions`` → ``agent-full-access``. Its default ``agent`` mode sends risky
   calls to a second model call instead of the user, so it is never left on.
-- Because ordinary commands and edits are never asked about, the app could not keep a
-  deny rule or an allowed list by answering questions: profiles with either, and deny
-  rules for the tools Codex runs unasked, are refused.
+- Because ordinary commands and edits are never asked about, the app cannot keep a deny
+  rule or an allowed list by answering questions. Codex's own exec policy keeps one kind:
+  a profile's ``Bash(<prefix>:*)`` deny rules are written into the session's rules file
+  as ``forbidden`` prefixes at each start (``codex_rules``). Every other deny rule, deny
+  rules stored apart from the profile's list, and allowed lists are refused.
+- A profile's MCP servers go to codex-acp with the session; Codex offers their tools only
+  through its ``tool_search`` tool, and asks before each call (not in full access, where
+  it calls them unasked). Such a call comes as a command titled ``mcp.<server>.<tool>``;
+  it is named ``mcp__<server>__<tool>`` here so the app's MCP rules apply to it.
 - A tool call sometimes gets no final update: open calls are closed when the turn ends.
 """
 
@@ -27,15 +33,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
 from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainFacts, Capability
+from app.brains.codex_rules import deny_refusal, forbidden_prefix, write_rules
+from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.errors import BrainStartError
 
-__all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config"]
+__all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config", "mcp_named"]
 
 # Profile env: an OpenAI Responses-compatible endpoint, the variable holding its key, and
 # whether to copy the user's own Codex login into the session's home.
@@ -79,16 +88,14 @@ class CodexBrain(AcpBrain):
             Capability.RESUME,
             Capability.SET_MODE_MID_SESSION,
             Capability.INTERRUPT,
+            Capability.DENY_SINGLE_TOOL,
+            Capability.PER_SESSION_MCP,
         }
     )
     limits = {
-        Capability.DENY_SINGLE_TOOL: "Codex runs commands inside its sandbox without asking, "
-        "so no answer of the app's could refuse one tool; use plan (read-only) mode instead",
         Capability.PERMISSION_PROMPTS: "Codex asks only before leaving its sandbox or "
         "writing outside its writable roots, so the tools outside an allowed list would "
         "still run unasked",
-        Capability.PER_SESSION_MCP: "codex-acp 2.6.0 offers a session's MCP tools only "
-        "through its tool search, which Angelia has not shown to work",
     }
     permission_modes = ("default", "plan", "bypassPermissions")
     mode_map: ClassVar[dict[str, str]] = {
@@ -112,19 +119,58 @@ class CodexBrain(AcpBrain):
     keeps_state = True
     close_open_tools = True
 
+    @classmethod
+    def deny_refusal(cls, rule: str, tool: str, *, in_profile: bool) -> str | None:
+        if not in_profile and forbidden_prefix(rule) is not None:
+            # Stored rules do not reach Codex's start; the profile's list does.
+            return (
+                f"{cls.label} keeps a deny rule only from the profile's disallowed tools, "
+                f"written into its rules file at each start: add {rule} there instead."
+            )
+        return deny_refusal(rule, tool, cls.label, cls.runs_unasked)
+
+    def _emit(self, event: BrainEvent) -> None:
+        super()._emit(mcp_named(event))
+
     def launch_env(self) -> dict[str, str]:
         env = super().launch_env()
         if self.config.state_dir is None:
+            if self.config.disallowed_tools:
+                # Deny rules live in the home's rules file: never start without them.
+                raise BrainStartError("Codex needs a folder of its own to keep deny rules in.")
             return env  # No folder of the app's: Codex uses its own home.
         home = Path(self.config.state_dir)
         try:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             (home / "config.toml").write_text(codex_config(self.config.model, env), "utf-8")
+            write_rules(home, self.config.disallowed_tools)
             if env.get(LOGIN_VAR) == "copy":
                 _copy_login(home)
         except OSError as exc:
             raise BrainStartError(f"Could not prepare Codex's folder {home}: {exc}") from None
         return {**env, "CODEX_HOME": str(home)}
+
+
+def mcp_named(event: BrainEvent) -> BrainEvent:
+    """A call of a profile's MCP tool under Claude Code's name for it (``mcp__<server>__<tool>``,
+    its arguments as input), so that rules such as ``mcp__mark`` apply to it.
+
+    codex-acp sends such a call as kind ``execute`` titled ``mcp.<server>.<tool>`` with input
+    ``{server, tool, arguments}``, which would otherwise read as a shell command.
+    """
+    if not isinstance(event, ToolCall | PermissionAsked):
+        return event
+    server, tool = event.input.get("server"), event.input.get("tool")
+    if not (isinstance(server, str) and isinstance(tool, str)):
+        return event
+    if event.title != f"mcp.{server}.{tool}":
+        return event
+    arguments = event.input.get("arguments")
+    return replace(
+        event,
+        tool=f"mcp__{server}__{tool}",
+        input=arguments if isinstance(arguments, dict) else {},
+    )
 
 
 def codex_config(model: str | None, env: dict[str, str]) -> str:

@@ -16,6 +16,7 @@ import pytest
 from app.brains import get_brain_class
 from app.brains.acp import AcpBrain
 from app.brains.events import ToolCall, ToolResult, TurnEnded
+from app.errors import BrainStartError
 from tests.brains.conftest import EventRecorder
 from tests.fakes.fake_acp_agent import FakeAcpFiles
 from tests.helpers import count, send, wait_for_events
@@ -124,3 +125,34 @@ async def test_a_deleted_session_takes_its_codex_home_with_it(
     assert (await client.delete(f"/api/sessions/{gone[0]}")).status_code == 204
     assert not gone[1].exists()
     assert (kept[1] / "config.toml").is_file()
+
+
+async def test_deny_rules_dropped_from_the_profile_leave_codexs_own_rules_alone(
+    tmp_path: Path, started: list[tuple[AcpBrain, EventRecorder]]
+) -> None:
+    """The profile's block in the rules file is rewritten at each start, down to nothing
+    when the profile has no rule Codex can keep; Codex's own lines stay as they were."""
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(modes=MODES)
+    home = tmp_path / "data" / "codex" / "chat-1"
+    rules = home / "rules" / "default.rules"
+    own = '# saved by Codex\nprefix_rule(pattern=["touch", "f.txt"], decision="allow")\n'
+    rules.parent.mkdir(parents=True)
+    rules.write_text(own)
+    deny = ("Bash(git push:*)", "mcp__mark")
+    brain, _ = await start("codex", files, started, state_dir=str(home), disallowed_tools=deny)
+    text = rules.read_text()
+    assert text.endswith(own) and text.count("prefix_rule(") == 2, text
+    assert 'pattern=["git", "push"], decision="forbidden"' in text, text
+    await brain.stop()
+    await start("codex", files, started, state_dir=str(home))
+    assert rules.read_text() == own
+
+
+async def test_deny_rules_with_no_folder_of_the_apps_stop_the_start(
+    tmp_path: Path, started: list[tuple[AcpBrain, EventRecorder]]
+) -> None:
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(modes=MODES)
+    with pytest.raises(BrainStartError, match="folder of its own to keep deny rules"):
+        await start("codex", files, started, disallowed_tools=("Bash(rm:*)",))

@@ -26,7 +26,10 @@ Replies come from rules, checked in this order for every request:
    requests such as title generation never trigger tools. Rule keys: ``match``, ``tool`` +
    ``input``, ``text`` (sent before the tool call, or on its own), ``status`` + ``error``
    (answer with an HTTP error instead), ``force`` (call ``tool`` even when the request does not
-   list it, e.g. a tool Claude Code only loads on demand through ToolSearch).
+   list it, e.g. a tool Claude Code only loads on demand through ToolSearch), ``quote_result``
+   (an after-tool rule's text is followed by the tool results it matched, as a model
+   reporting what it was told), ``unless`` (the rule is skipped when this text occurs too,
+   e.g. an after-tool rule once the result of its own call is back).
 3. Built in: ``BASH: <cmd>`` in the user text -> the shell tool with ``{"command": <cmd>}``.
 4. Otherwise -> the ``default`` text.
 
@@ -179,6 +182,8 @@ def _first_rule(
     for rule in rules:
         if str(rule["match"]).lower() not in lowered:
             continue
+        if "unless" in rule and str(rule["unless"]).lower() in lowered:
+            continue
         why = f"{kind}:{rule['match']}"
         if "status" in rule:
             return Reply(status=int(rule["status"]), error=str(rule.get("error", "")), why=why)
@@ -189,7 +194,8 @@ def _first_rule(
                 continue
             tool_input = copy.deepcopy(rule.get("input") or {})
             return Reply(text=str(rule.get("text", "")), tool=name, tool_input=tool_input, why=why)
-        return Reply(text=str(rule.get("text", "")), why=why)
+        quoted = text if rule.get("quote_result") else ""
+        return Reply(text=str(rule.get("text", "")) + quoted, why=why)
     return None
 
 
@@ -856,13 +862,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply.status, openai_error(reply))
             return
         tool = None
+        namespace = ""
         if reply.tool:
             custom = reply.tool in request.custom_tools
-            tool = (reply.tool, responses_api.call_input(reply.tool, reply.tool_input, custom))
+            args = responses_api.call_input(reply.tool, reply.tool_input, custom)
+            # An MCP tool is called by its name inside its server's namespace.
+            namespace, name = request.namespaced.get(reply.tool, ("", reply.tool))
+            tool = (name, args)
         model = str(body.get("model") or MODEL_IDS[-1])
         pieces = text_chunks(reply.text)
         events = responses_api.reply_events(
-            model, pieces, tool, input_tokens, _output_tokens(reply)
+            model, pieces, tool, input_tokens, _output_tokens(reply), namespace
         )
         if body.get("stream", True):
             self._stream_sse((e["type"], e) for e in events)
@@ -988,9 +998,12 @@ def request_texts(entry: Mapping[str, Any]) -> list[str]:
 
 
 def request_images(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The image blocks of a logged Messages API request, in order, tool results included."""
+    """The image blocks of a logged Messages API request, in order, tool results included
+    (or the ``input_image`` parts of a Responses API request)."""
     out: list[dict[str, Any]] = []
     body = entry.get("body")
+    if isinstance(body, Mapping) and "input" in body and "messages" not in body:
+        return responses_api.images_of(body)
 
     def visit(content: Any) -> None:
         for block in content if isinstance(content, list) else []:

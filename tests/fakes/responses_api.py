@@ -27,10 +27,20 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ResponsesRequest", "call_input", "read_request", "reply_events", "texts_of"]
+__all__ = [
+    "ResponsesRequest",
+    "call_input",
+    "images_of",
+    "read_request",
+    "reply_events",
+    "texts_of",
+]
 
 # Codex's own user messages, which wrap context in tags, never the typed prompt.
 _OWN_MESSAGE = re.compile(r"^\s*<[a-z_]+>")
+# Codex's tool for finding the tools it defers (a profile's MCP tools): offered as
+# ``{"type": "tool_search"}``, called with a ``tool_search_call`` item.
+TOOL_SEARCH = "tool_search"
 
 
 @dataclass
@@ -46,6 +56,9 @@ class ResponsesRequest:
     custom_tools: set[str] = field(default_factory=set)
     json_schema: Any = None
     wants_json: bool = False
+    # Tools of a namespace (MCP servers), offered or found by a tool search, by their
+    # Claude Code name (``mcp__<server>__<tool>``): (namespace, name) to call them by.
+    namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def _parts_text(content: Any) -> str:
@@ -72,7 +85,8 @@ def read_request(body: Mapping[str, Any]) -> ResponsesRequest:
     outputs = [i for i in items[last + 1 :] if str(i.get("type", "")).endswith("_output")]
     results = []
     for item in outputs:
-        out = item.get("output")
+        # A tool search answers with the tools it found, not with an output.
+        out = item.get("tools") if item.get("type") == "tool_search_output" else item.get("output")
         results.append(out if isinstance(out, str) else json.dumps(out))
     request = ResponsesRequest(
         user_text=_parts_text(items[last].get("content")) if last >= 0 else "",
@@ -89,11 +103,29 @@ def read_request(body: Mapping[str, Any]) -> ResponsesRequest:
             request.tool_schemas[name] = t.get("parameters")
             if t.get("type") == "custom":
                 request.custom_tools.add(name)
+        if tool.get("type") == "namespace":
+            _add_namespace(request, tool)
+    # What a tool search found is callable from then on.
+    for item in items:
+        if item.get("type") == "tool_search_output":
+            for tool in item.get("tools") or []:
+                if isinstance(tool, Mapping) and tool.get("type") == "namespace":
+                    _add_namespace(request, tool)
     fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), Mapping) else None
     if isinstance(fmt, Mapping) and fmt.get("type") in ("json_schema", "json_object"):
         request.wants_json = True
         request.json_schema = fmt.get("schema")
     return request
+
+
+def _add_namespace(request: ResponsesRequest, namespace: Mapping[str, Any]) -> None:
+    space = str(namespace.get("name") or "")
+    for t in namespace.get("tools") or []:
+        if isinstance(t, Mapping) and t.get("name"):
+            full = f"{space}__{t['name']}"
+            request.offered_tools.append(full)
+            request.tool_schemas[full] = t.get("parameters")
+            request.namespaced[full] = (space, str(t["name"]))
 
 
 def call_input(tool: str, tool_input: dict[str, Any], custom: bool) -> dict[str, Any] | str:
@@ -128,8 +160,10 @@ def reply_events(
     tool: tuple[str, dict[str, Any] | str] | None,
     input_tokens: int,
     output_tokens: int,
+    namespace: str = "",
 ) -> Iterator[dict[str, Any]]:
-    """The SSE events of one reply: text streamed in ``pieces``, then the tool call, if any."""
+    """The SSE events of one reply: text streamed in ``pieces``, then the tool call, if any
+    (in ``namespace``, if given)."""
     rid = _id("resp")
     head = {"id": rid, "object": "response", "model": model, "status": "in_progress"}
     yield {"type": "response.created", "response": dict(head, output=[])}
@@ -138,7 +172,7 @@ def reply_events(
         yield from _message(index, pieces)
         index += 1
     if tool is not None:
-        yield from _tool_call(index, *tool)
+        yield from _tool_call(index, *tool, namespace=namespace)
     usage = {
         "input_tokens": input_tokens,
         "input_tokens_details": {"cached_tokens": 0},
@@ -167,11 +201,18 @@ def _message(index: int, pieces: list[str]) -> Iterator[dict[str, Any]]:
     yield {"type": "response.output_item.done", "output_index": index, "item": done}
 
 
-def _tool_call(index: int, name: str, args: dict[str, Any] | str) -> Iterator[dict[str, Any]]:
+def _tool_call(
+    index: int, name: str, args: dict[str, Any] | str, namespace: str = ""
+) -> Iterator[dict[str, Any]]:
+    if name == TOOL_SEARCH and isinstance(args, dict):
+        yield from _tool_search_call(index, args)
+        return
     custom = isinstance(args, str)
     kind, key = ("custom_tool_call", "input") if custom else ("function_call", "arguments")
     raw = args if isinstance(args, str) else json.dumps(args)
     item = {"type": kind, "id": _id("fc"), "call_id": _id("call"), "name": name}
+    if namespace:
+        item["namespace"] = namespace
     added = dict(item, status="in_progress", **{key: ""})
     yield {"type": "response.output_item.added", "output_index": index, "item": added}
     delta = (
@@ -181,6 +222,22 @@ def _tool_call(index: int, name: str, args: dict[str, Any] | str) -> Iterator[di
     )
     yield {"type": delta, "item_id": item["id"], "output_index": index, "delta": raw}
     done = dict(item, status="completed", **{key: raw})
+    yield {"type": "response.output_item.done", "output_index": index, "item": done}
+
+
+def _tool_search_call(index: int, args: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A call of Codex's ``tool_search``: an item of its own, run by the client (Codex), whose
+    arguments are an object, not a JSON string."""
+    item = {
+        "type": "tool_search_call",
+        "id": _id("ts"),
+        "call_id": _id("call"),
+        "execution": "client",
+        "arguments": args,
+    }
+    added = dict(item, status="in_progress")
+    yield {"type": "response.output_item.added", "output_index": index, "item": added}
+    done = dict(item, status="completed")
     yield {"type": "response.output_item.done", "output_index": index, "item": done}
 
 
@@ -198,4 +255,16 @@ def texts_of(body: Mapping[str, Any]) -> list[str]:
             out.append(output if isinstance(output, str) else json.dumps(output))
         elif kind in ("function_call", "custom_tool_call"):
             out.append(str(item.get("arguments") or item.get("input") or ""))
+    return out
+
+
+def images_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every ``input_image`` part of the messages in a Responses request's ``input``, in order
+    (Codex sends a pasted image as one, with a ``data:`` URL)."""
+    out: list[dict[str, Any]] = []
+    for item in body.get("input") or []:
+        content = item.get("content") if isinstance(item, Mapping) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, Mapping) and part.get("type") == "input_image":
+                out.append(dict(part))
     return out

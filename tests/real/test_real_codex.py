@@ -289,39 +289,17 @@ async def test_allow_always_stays_in_its_session(
     assert not (codex_home(settings, other) / "rules" / "default.rules").exists()
 
 
-@pytest.mark.conformance("deny_rule", backend="codex", result="refused")
-@pytest.mark.conformance("mcp", backend="codex", result="refused")
-async def test_deny_rules_allowed_lists_and_mcp_servers_are_refused_with_the_reason(
-    client: httpx.AsyncClient, codex_profile: dict[str, Any], codex_bin: Path, project_dir: Path
+async def test_allowed_lists_are_refused_with_the_reason(
+    client: httpx.AsyncClient, codex_bin: Path, project_dir: Path
 ) -> None:
-    # Codex would run `rm` in its sandbox without asking, so the rule could never apply.
-    r = await client.post(
-        f"/api/profiles/{codex_profile['id']}/rules",
-        json={"rule": "Bash(rm:*)", "decision": "deny"},
-    )
-    assert r.status_code == 422 and "runs Bash without asking" in r.text, r.text
-    r = await client.post(
-        f"/api/profiles/{codex_profile['id']}/rules",
-        json={"rule": "Edit(secrets/**)", "decision": "deny"},
-    )
-    assert r.status_code == 422 and "runs Edit without asking" in r.text, r.text
     body = {
-        "name": "codex with a deny rule",
+        "name": "codex with an allowed list",
         "backend": "codex",
         "cwd": str(project_dir),
         "command": [str(codex_bin)],
-        "disallowed_tools": ["Bash(rm:*)"],
+        "allowed_tools": ["Read"],
     }
     r = await client.post("/api/profiles", json=body)
-    assert r.status_code == 422 and "sandbox without asking" in r.text, r.text
-    mcp = {"echo": {"command": "python3", "args": ["-c", "pass"]}}
-    r = await client.post(
-        "/api/profiles", json={**body, "disallowed_tools": [], "mcp_servers": mcp}
-    )
-    assert r.status_code == 422 and "tool search" in r.text, r.text
-    r = await client.post(
-        "/api/profiles", json={**body, "disallowed_tools": [], "allowed_tools": ["Read"]}
-    )
     assert r.status_code == 422 and "still run unasked" in r.text, r.text
 
 

@@ -20,20 +20,16 @@ from app.services.store.search import delete_session_index
 TITLE_LENGTH = 80
 
 
-def unenforceable_deny(backend: str, rule: str) -> str | None:
-    """Why a deny ``rule`` could never apply to ``backend`` (None: it can)."""
+def unenforceable_deny(backend: str, rule: str, *, in_profile: bool = False) -> str | None:
+    """Why a deny ``rule`` could never apply to ``backend`` (None: it can); ``in_profile``:
+    the rule is in the profile's deny list rather than stored on its own."""
     cls = get_brain_class(backend)
     try:
         # The tool is all before any "(" of a valid rule; rules.Rule is a layer above.
         tool = validate_rule(rule).split("(", 1)[0]
     except ValueError:
         return None
-    if tool in cls.runs_unasked:
-        return (
-            f"{cls.label} runs {tool} without asking, so Angelia cannot refuse it; "
-            "deny rules for it are not accepted."
-        )
-    return None
+    return cls.deny_refusal(rule, tool, in_profile=in_profile)
 
 
 def enforcement_problems(
@@ -62,7 +58,11 @@ def enforcement_problems(
         if found:
             problems[field] = " ".join(found)
     if "disallowed_tools" not in problems:
-        found = [why for t in disallowed_tools if (why := unenforceable_deny(backend, t))]
+        found = [
+            why
+            for t in disallowed_tools
+            if (why := unenforceable_deny(backend, t, in_profile=True))
+        ]
         if found:
             problems["disallowed_tools"] = found[0]
     brain_cls = get_brain_class(backend)
