@@ -151,6 +151,9 @@ async def test_text_streams_with_context_size_in_a_home_of_its_own(
     assert end["usage"]["total_tokens"] > 0, end
     (usage,) = of_kind(events, "usage")
     assert usage["size"] > usage["used"] > 0, usage
+    # The context gauge shows exactly what Codex reported.
+    gauge = (await client.get(f"/api/sessions/{sid}/context")).json()
+    assert (gauge["used"], gauge["size"]) == (usage["used"], usage["size"]), gauge
     assert not of_kind(events, "error"), of_kind(events, "error")
     # The app started Codex in workspace-write, not codex-acp's own "agent" mode.
     assert [m["mode"] for m in of_kind(events, "mode_changed")] == ["default"]
