@@ -29,6 +29,7 @@
     gauge.setAttribute("data-used", known ? String(used) : "");
     gauge.setAttribute("data-size", known ? String(size) : "");
     gauge.title = words;
+    gauge.setAttribute("aria-label", words);
     var bar = gauge.querySelector(".ctx-bar");
     bar.value = percent;
     bar.hidden = !known;

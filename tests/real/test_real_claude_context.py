@@ -60,6 +60,7 @@ async def test_gauge_equals_what_claude_code_counts_and_compact_from_the_page(
     gauge = page.locator("#session-head .ctx-gauge")
     await expect(gauge).to_have_attribute("data-used", str(usage["used"]))
     assert not summary_requests(fake_model)
+    await page.get_by_role("button", name="Session actions").click()
     await page.get_by_role("button", name="Compact").click()
 
     folded = page.locator(".event.compacted")
