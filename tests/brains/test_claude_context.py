@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pytest
 
 from app.brains.claude_protocol import ClaudeStreamParser
 from app.brains.events import Compacted, Usage
@@ -73,3 +76,25 @@ def test_compact_boundary_is_one_event_and_the_summary_becomes_the_context() -> 
     assert usage_of(parser, result()) == [Usage(used=2_541, size=1_000_000)]
     odd = {"type": "system", "subtype": "compact_boundary", "compact_metadata": {"pre_tokens": -1}}
     assert parser.parse(odd) == [Compacted(trigger="", before=None, after=None)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"type":"result","modelUsage":[1,2]}',
+        '{"type":"result","modelUsage":{"m":"x"}}',
+        '{"type":"result","modelUsage":{"m":{"contextWindow":1e400}}}',
+        '{"type":"result","modelUsage":{"m":{"contextWindow":%s}}}' % ("9" * 400),
+        '{"type":"result","modelUsage":{"m":{"contextWindow":-5}}}',
+        '{"type":"system","subtype":"compact_boundary","compact_metadata":"x"}',
+        '{"type":"stream_event","event":{"type":"message_start","message":{"usage":"x"}}}',
+        '{"type":"stream_event","event":{"type":"message_delta","usage":{"output_tokens":1e400}}}',
+    ],
+)
+def test_odd_figures_are_ignored_not_raised(line: str) -> None:
+    parser = ClaudeStreamParser()
+    usage_of(parser, start("msg_1", {"input_tokens": 10, "cache_read_input_tokens": "many"}))
+    for item in parser.parse(json.loads(line)):
+        assert not isinstance(item, Usage) or (item.size > 0 and 0 <= item.used < 2**53)
+    # A later sane result still reports the call's figures.
+    assert usage_of(parser, result()) == [Usage(used=10, size=1_000_000)]
