@@ -16,9 +16,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from app.db.models import ChatSession
 from app.errors import ConflictError
 from app.services.store import store
 from app.services.store.eventlog import EVENT_TABLE
@@ -76,17 +77,19 @@ def gauges(engine: Engine, session_ids: Iterable[str]) -> dict[str, Gauge]:
     if not ids:
         return {}
     t = EVENT_TABLE
+    sessions = ChatSession.__table__  # type: ignore[attr-defined]
+    # Per session, the index on (session_id, seq) read backwards from the end stops at
+    # the newest usage event, which a live session wrote a turn ago at most.
     newest = (
-        select(t.c.session_id, func.max(t.c.seq).label("seq"))
-        .where(t.c.kind == "usage", t.c.session_id.in_(ids))
-        .group_by(t.c.session_id)
-        .subquery()
+        select(t.c.payload)
+        .where(t.c.session_id == sessions.c.id, t.c.kind == "usage")
+        .order_by(t.c.seq.desc())
+        .limit(1)
+        .scalar_subquery()
     )
-    stmt = select(t.c.session_id, t.c.payload).join(
-        newest, (t.c.session_id == newest.c.session_id) & (t.c.seq == newest.c.seq)
-    )
+    stmt = select(sessions.c.id, newest.label("payload")).where(sessions.c.id.in_(ids))
     with engine.connect() as conn:
-        found = {row.session_id: row.payload for row in conn.execute(stmt)}
+        found = {row.id: row.payload for row in conn.execute(stmt)}
     return {sid: gauge_of(_dict(found.get(sid))) for sid in ids}
 
 
