@@ -137,6 +137,31 @@ async def test_a_phone_wide_list_keeps_the_gauge_inside_the_screen(
     assert await page.evaluate("document.documentElement.scrollWidth") <= 360
 
 
+async def test_compact_during_a_turn_says_why_nothing_happened(
+    browsing: Browsing, client: httpx.AsyncClient, fake_claude: dict[str, Any], project_dir: Path
+) -> None:
+    turns = [[{"text": "hi", "usage": CALL_USAGE}], [{"sleep": 30}]]
+    write_scenario(fake_claude["scenario"], turns, context_window=WINDOW)
+    profile = {"name": "p", "backend": "claude", "cwd": str(project_dir)}
+    profile |= {"command": fake_claude["command"], "env": fake_claude["env"]}
+    profile_id = (await client.post("/api/profiles", json=profile)).json()["id"]
+    sid = (await client.post("/api/sessions", json={"profile_id": profile_id})).json()["id"]
+    await send(client, sid, "first")
+    await wait_for_events(client, sid, count("turn_end"))
+    await send(client, sid, "take your time")
+    page = browsing.page
+    await browsing.sign_in(f"/sessions/{sid}")
+    await page.get_by_role("button", name="Session actions").click()
+    await page.get_by_role("button", name="Compact").click()
+    problem = page.locator("#compact-error")
+    await expect(problem).to_be_visible()
+    await expect(problem).to_contain_text("compact once its turn has ended")
+    await expect(page.locator(".event.compacted")).to_have_count(0)
+    await client.post(f"/api/sessions/{sid}/interrupt")
+    assert browsing.log.page_errors == []
+    assert await browsing.csp_violations() == []
+
+
 @pytest.mark.skipif(os.environ.get("ANGELIA_SCREENSHOTS") != "1", reason="ANGELIA_SCREENSHOTS=1")
 async def test_screenshot_of_the_gauge_and_a_compaction(
     browsing: Browsing,
