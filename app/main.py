@@ -30,6 +30,7 @@ from app.web.board import api as api_board
 from app.web.board import pages as pages_board
 from app.web.bodylimits import JsonBodyLimits
 from app.web.chat import api, pages
+from app.web.chat import context as pages_context
 from app.web.chat import decisions as pages_decisions
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
@@ -128,6 +129,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(pages_changes.router)
     pages_comments.install(app)
+    pages_context.install(app)
     app.include_router(finish_work.router)
     app.include_router(finish_work.pages)
     app.include_router(pages_worktrees.router)

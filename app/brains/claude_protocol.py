@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.brains.claude_usage import ContextMeter
 from app.brains.claude_wire import (
     control_error,
     control_success,
@@ -151,6 +152,7 @@ class ClaudeStreamParser:
         self._plans: dict[str, str] = {}
         # Subagent task id -> the Agent tool_use id that runs it.
         self._task_tools: dict[str, str] = {}
+        self._meter = ContextMeter()
         self._handlers: dict[str, Callable[[JsonDict], list[Parsed]]] = {
             "stream_event": self._stream_event,
             "assistant": self._assistant,
@@ -175,6 +177,9 @@ class ClaudeStreamParser:
         etype = event.get("type")
         if etype == "message_start":
             self._stream_message_id = _str(_dict(event.get("message")).get("id"))
+            self._meter.message_start(_dict(event.get("message")))
+        elif etype == "message_delta":
+            self._meter.message_delta(_dict(event.get("usage")))
         elif etype == "content_block_delta":
             delta = _dict(event.get("delta"))
             text = _str(delta.get("text"))
@@ -187,6 +192,8 @@ class ClaudeStreamParser:
         message_id = _str(body.get("id"))
         parent = _str(message.get("parent_tool_use_id"))
         out: list[Parsed] = []
+        if not parent:
+            self._meter.assistant(body)
         for block in _blocks(body.get("content")):
             btype = block.get("type")
             if btype == "text" and (text := _str(block.get("text"))):
@@ -234,6 +241,8 @@ class ClaudeStreamParser:
         cost = _number(message.get("total_cost_usd"))
         duration = _number(message.get("duration_ms"))
         stop = _str(message.get("subtype")) or _str(message.get("terminal_reason")) or "unknown"
+        if (usage := self._meter.result(_dict(message.get("modelUsage")))) is not None:
+            out.append(usage)
         out.append(
             TurnEnded(
                 stop_reason=stop,
@@ -264,6 +273,8 @@ class ClaudeStreamParser:
                 )
             )
             return out
+        if subtype == "compact_boundary":
+            return [self._meter.compacted(_dict(message.get("compact_metadata")))]
         if subtype == "status" and (mode := _str(message.get("permissionMode"))):
             return [ModeChanged(mode=mode)]
         if isinstance(subtype, str) and subtype in _TASK_STATUS:

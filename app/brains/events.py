@@ -253,3 +253,14 @@ class TitleChanged(BrainEvent):
 
     kind: ClassVar[str] = "title"
     title: str = ""
+
+
+@dataclass(frozen=True)
+class Compacted(BrainEvent):
+    """The backend compacted the conversation: ``before`` and ``after`` are the context's
+    tokens as it reports them (None when it does not), ``trigger`` manual or auto."""
+
+    kind: ClassVar[str] = "compacted"
+    trigger: str = ""
+    before: int | None = None
+    after: int | None = None

@@ -29,6 +29,12 @@ messages beyond the scenario get an echo. Steps:
     {"malformed": true}                           non-JSON and broken-JSON stdout lines
     {"big_line_mb": 10}                           an assistant text block that large
     {"stderr_kb": 300}                            that much stderr output
+    {"text": ..., "usage": {"input_tokens": 9}}   that usage in the text's message_start
+    {"compact": {"pre_tokens": 9, "post_tokens": 1}}
+                                                  system/compact_boundary (trigger manual)
+
+``"context_window": 200000`` makes every result carry ``modelUsage`` with that
+``contextWindow`` for the model.
 
 Every argv and stdin line is appended to ``$FAKE_CLAUDE_LOG`` as JSON lines:
 ``{"argv": [...], "cwd": ..., "env": {...}}`` first, then ``{"stdin": <object>}``.
@@ -292,9 +298,14 @@ class FakeClaude:
                 "usage": {"input_tokens": 100, "output_tokens": 20},
                 "result": text,
                 "uuid": str(uuid.uuid4()),
+                **self.model_usage(),
                 **fields,
             }
         )
+
+    def model_usage(self) -> dict[str, Any]:
+        window = self.scenario.get("context_window")
+        return {"modelUsage": {self.model: {"contextWindow": window}}} if window else {}
 
     # -- turns ---------------------------------------------------------------------------
     def run_turn(self, prompt: Any) -> None:
@@ -337,7 +348,8 @@ class FakeClaude:
         """Play one step; a str is assistant text, False ends the turn (deny + interrupt)."""
         self.pump(0)
         if "text" in step:
-            return self.text(step["text"], int(step.get("chunks", 1)), float(step.get("delay", 0)))
+            text, chunks = step["text"], int(step.get("chunks", 1))
+            return self.text(text, chunks, float(step.get("delay", 0)), step.get("usage", {}))
         if "thinking" in step:
             self.out(
                 self.assistant(
@@ -349,6 +361,9 @@ class FakeClaude:
             return self.tool(step)
         elif "control_request" in step:
             self.ask(step["control_request"], **step.get("fields", {}))
+        elif "compact" in step:
+            metadata = {"trigger": "manual", **step["compact"]}
+            self.out(self.system("compact_boundary", compact_metadata=metadata))
         elif "mode" in step:
             self.mode = step["mode"]
             self.out(self.system("status", status=None, permissionMode=self.mode))
@@ -372,7 +387,7 @@ class FakeClaude:
             sys.stderr.flush()
         return None
 
-    def text(self, text: str, chunks: int, delay: float) -> str:
+    def text(self, text: str, chunks: int, delay: float, usage: dict[str, Any]) -> str:
         message_id = self.next_id("msg")
         self.stream(
             {
@@ -383,7 +398,7 @@ class FakeClaude:
                     "role": "assistant",
                     "model": self.model,
                     "content": [],
-                    "usage": {},
+                    "usage": usage,
                 },
             }
         )
@@ -481,7 +496,7 @@ class FakeClaude:
         env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("FAKE_")}
         self.log({"argv": self.argv, "cwd": os.getcwd(), "env": env, "pid": os.getpid()})
         if said := self.scenario.get("say_on_sigterm"):
-            signal.signal(signal.SIGTERM, lambda *_: self.log({"said": self.text(said, 3, 0)}))
+            signal.signal(signal.SIGTERM, lambda *_: self.log({"said": self.text(said, 3, 0, {})}))
         elif self.scenario.get("ignore_sigterm"):
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         lazy_failure = self.scenario.get("unknown_resume") == "on_message"

@@ -34,8 +34,10 @@ Replies come from rules, checked in this order for every request:
 4. Otherwise -> the ``default`` text.
 
 Rules file/dict: ``{"rules": [...], "after_tool_rules": [...], "after_tool": "done",
-"default": "hello from fake", "include_default_rules": true, "chunk_delay": 0.0}``; every key
-is optional.
+"default": "hello from fake", "include_default_rules": true, "chunk_delay": 0.0,
+"cache_usage": {}}``; every key is optional. ``cache_usage`` (``cache_read_input_tokens``,
+``cache_creation_input_tokens``) goes into every Anthropic reply's usage, which otherwise
+reports no cache use.
 
 Every request is logged as one JSON line ``{ts, method, path, headers, body, reply}`` with
 credential headers removed.
@@ -126,6 +128,7 @@ def load_rules(source: RulesSource = None) -> dict[str, Any]:
         "after_tool": raw.get("after_tool", DEFAULT_AFTER_TOOL),
         "default": raw.get("default", DEFAULT_TEXT),
         "chunk_delay": float(raw.get("chunk_delay", 0.0)),
+        "cache_usage": dict(raw.get("cache_usage") or {}),
     }
 
 
@@ -414,17 +417,22 @@ def _output_tokens(reply: Reply) -> int:
     return max(1, len(text_chunks(reply.text)) + len(json_chunks(reply.tool_input)))
 
 
-def anthropic_usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+def anthropic_usage(
+    input_tokens: int, output_tokens: int, cache: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     return {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
         "service_tier": "standard",
+        **(cache or {}),
     }
 
 
-def anthropic_message(reply: Reply, model: str, input_tokens: int) -> dict[str, Any]:
+def anthropic_message(
+    reply: Reply, model: str, input_tokens: int, cache: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if reply.text:
         content.append({"type": "text", "text": reply.text})
@@ -445,15 +453,17 @@ def anthropic_message(reply: Reply, model: str, input_tokens: int) -> dict[str, 
         "content": content,
         "stop_reason": "tool_use" if reply.tool else "end_turn",
         "stop_sequence": None,
-        "usage": anthropic_usage(input_tokens, _output_tokens(reply)),
+        "usage": anthropic_usage(input_tokens, _output_tokens(reply), cache),
     }
 
 
-def anthropic_events(reply: Reply, model: str, input_tokens: int) -> Iterator[dict[str, Any]]:
+def anthropic_events(
+    reply: Reply, model: str, input_tokens: int, cache: Mapping[str, int] | None = None
+) -> Iterator[dict[str, Any]]:
     """The Messages API SSE sequence for one reply."""
-    message = anthropic_message(reply, model, input_tokens)
+    message = anthropic_message(reply, model, input_tokens, cache)
     start = dict(message, content=[], stop_reason=None)
-    start["usage"] = anthropic_usage(input_tokens, 1)
+    start["usage"] = anthropic_usage(input_tokens, 1, cache)
     yield {"type": "message_start", "message": start}
     yield {"type": "ping"}
     for index, block in enumerate(message["content"]):
@@ -836,10 +846,12 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             self._send_json(reply.status, anthropic_error(reply))
         elif body.get("stream"):
-            events = ((e["type"], e) for e in anthropic_events(reply, model, input_tokens))
+            cache = self.server.rules.get("cache_usage")
+            events = ((e["type"], e) for e in anthropic_events(reply, model, input_tokens, cache))
             self._stream_sse(events)
         else:
-            self._send_json(200, anthropic_message(reply, model, input_tokens))
+            cache = self.server.rules.get("cache_usage")
+            self._send_json(200, anthropic_message(reply, model, input_tokens, cache))
 
     def _openai(self, reply: Reply, body: Mapping[str, Any], input_tokens: int) -> None:
         model = str(body.get("model") or MODEL_IDS[-1])

@@ -17,6 +17,7 @@ missing one fail instead of skip.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
@@ -151,6 +152,9 @@ async def test_text_streams_with_context_size_in_a_home_of_its_own(
     assert end["usage"]["total_tokens"] > 0, end
     (usage,) = of_kind(events, "usage")
     assert usage["size"] > usage["used"] > 0, usage
+    # The context gauge shows exactly what Codex reported.
+    gauge = (await client.get(f"/api/sessions/{sid}/context")).json()
+    assert (gauge["used"], gauge["size"]) == (usage["used"], usage["size"]), gauge
     assert not of_kind(events, "error"), of_kind(events, "error")
     # The app started Codex in workspace-write, not codex-acp's own "agent" mode.
     assert [m["mode"] for m in of_kind(events, "mode_changed")] == ["default"]
@@ -462,3 +466,30 @@ async def test_a_base_url_that_is_not_http_stops_the_start_with_the_reason(
     sid = await new_session(client, profile)
     message = await refused_start(client, sid)
     assert "ANGELIA_CODEX_BASE_URL must be an http:// or https:// URL" in message, message
+
+
+async def test_compact_runs_codexs_own_compact_command(
+    client: httpx.AsyncClient, codex_profile: dict[str, Any], fake_model: FakeModelServer
+) -> None:
+    sid = await new_session(client, codex_profile)
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert "compact" in of_kind(events, "commands")[-1]["commands"]
+    before = of_kind(events, "usage")[-1]
+    figures = (await client.get(f"/api/sessions/{sid}/context")).json()
+    assert (figures["used"], figures["can_compact"]) == (before["used"], True), figures
+    asked = len(fake_model.requests("/responses"))
+    r = await client.post(f"/api/sessions/{sid}/compact")
+    assert r.status_code == 202, r.text
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert of_kind(events, "user_message")[-1]["text"] == "/compact"
+    # Codex runs it as its command: a compaction request to the model, shown as its tool.
+    marker = json.dumps('"request_kind":"compaction"')[1:-1]
+    bodies = [json.dumps(e.get("body")) for e in fake_model.requests("/responses")]
+    assert not any(marker in b for b in bodies[:asked])
+    assert any(marker in b for b in bodies[asked:])
+    assert "Compact conversation" in [c["tool"] for c in of_kind(events, "tool_call")]
+    after = of_kind(events, "usage")[-1]
+    assert after["used"] < before["used"], (before, after)
+    figures = (await client.get(f"/api/sessions/{sid}/context")).json()
+    assert (figures["used"], figures["size"]) == (after["used"], after["size"])

@@ -342,6 +342,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/rewind.js",
         "/static/js/main.js",
         "/static/history.js",
+        "/static/js/gauge.js",
     ]
     assert all(not s.string for s in soup.find_all("script"))
 

@@ -30,6 +30,7 @@ from app.db.models import ChatSession, Event, PermissionRequest, Profile
 from app.services.git.changes import diff
 from app.services.git.merge import ahead_behind, is_merged
 from app.services.git.repo import GitError, uncommitted
+from app.services.sessions.context import gauges
 from app.services.store.eventlog import EventLog
 
 __all__ = ["BoardCard", "GitCache", "GitView", "PendingView", "board"]
@@ -78,6 +79,8 @@ class BoardCard:
     last_line: str
     pending: PendingView | None
     pending_count: int
+    # How full its context is (app.services.sessions.context.Gauge as a dict).
+    context: dict[str, Any] | None = None
 
 
 Signature = tuple[object, ...]
@@ -275,6 +278,7 @@ async def board(engine: Engine, events: EventLog, cache: GitCache = CACHE) -> li
     ids = [c.id for c in chats]
     pending = _pending(engine, ids)
     seqs = _newest_seqs(engine, ids)
+    context = gauges(engine, ids)
     profiles = _profiles(engine, {c.profile_id for c in chats})
     views = await asyncio.gather(*(cache.view(c, seqs.get(c.id, 0)) for c in chats))
     cache.forget_except(ids)
@@ -299,6 +303,7 @@ async def board(engine: Engine, events: EventLog, cache: GitCache = CACHE) -> li
                 if first is None
                 else PendingView(first.id, first.tool, first.kind, first.title, first.input),
                 pending_count=len(waiting),
+                context=context[chat.id].as_dict(),
             )
         )
     return cards

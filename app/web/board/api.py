@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from app.schemas import SessionPublic
 from app.services.sessions.board_compare import MAX_RUNS, Run, compare
 from app.web.board.view import cards, events
+from app.web.chat.context import GaugePublic
 from app.web.deps import StateDep
 
 router = APIRouter(prefix="/api/board", tags=["board"])
@@ -49,6 +50,7 @@ class BoardCardPublic(BaseModel):
     last_line: str
     pending: PendingPublic | None
     pending_count: int
+    context: GaugePublic | None = None
 
 
 class RunIn(BaseModel):

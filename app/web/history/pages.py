@@ -23,6 +23,7 @@ from app.schemas import SessionUpdate
 from app.services.review import export_import
 from app.services.review.usage import check_day
 from app.services.sessions import finish
+from app.services.sessions.context import gauges
 from app.services.store import search, store
 from app.services.transcripts import importer, terminal
 from app.services.transcripts.claude_reader import is_session_id
@@ -115,6 +116,9 @@ def sessions_response(
     profiles = {p.id: p for p in store.list_profiles(state.engine)}
     pending = state.manager.permissions.pending_by_session([r.id for r in rows])
     items = [_row(r, profiles, pending, state) for r in rows]
+    shown = gauges(state.engine, [r.id for r in rows])
+    for item in items:
+        item["context"] = shown[item["id"]].as_dict()
     active = {k: v for k, v in filters.items() if v}
     context = base_context(request, state) | {
         "active_nav": "history",
