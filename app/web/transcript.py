@@ -45,6 +45,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "title",
     "rewind",
     "task",
+    "steer_landed",
 )
 # EventSource also fires "error" for connection failures, so a stored ``error`` event is
 # better sent under another name (``sse_event_name``); the page listens to both.
