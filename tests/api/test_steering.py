@@ -95,10 +95,9 @@ async def test_steering_is_refused_with_a_reason_when_it_cannot_go_in(
     assert not any(json.dumps(e.get("stdin", "")).count("meanwhile") for e in fake_log(fake_claude))
 
 
-async def test_an_agent_that_cannot_steer_offers_the_queue_and_says_why(
-    client: httpx.AsyncClient, tmp_path: Path
-) -> None:
-    files = FakeAcpFiles(tmp_path)
+async def slow_acp_session(client: httpx.AsyncClient, root: Path) -> str:
+    """A session of the fake ACP agent (which cannot steer) whose turn takes a while."""
+    files = FakeAcpFiles(root)
     files.scenario([{"text": "thinking"}, {"sleep": 30}])
     body = {"name": "acp", "backend": "acp", "cwd": str(files.cwd)}
     r = await client.post(
@@ -106,7 +105,14 @@ async def test_an_agent_that_cannot_steer_offers_the_queue_and_says_why(
     )
     assert r.status_code == 201, r.text
     r = await client.post("/api/sessions", json={"profile_id": r.json()["id"]})
-    sid = r.json()["id"]
+    sid: str = r.json()["id"]
+    return sid
+
+
+async def test_an_agent_that_cannot_steer_offers_the_queue_and_says_why(
+    client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    sid = await slow_acp_session(client, tmp_path)
     state = (await client.get(f"/api/sessions/{sid}/steer")).json()
     assert state["can_steer"] is False and "queue it" in state["reason"]
 
