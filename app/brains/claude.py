@@ -136,6 +136,7 @@ class ClaudeBrain(Brain):
         self._interrupted = False
         self._saw_init = False
         self._steers = SteerBook()
+        self._restop: asyncio.Task[None] | None = None
         self._last_errors: tuple[str, ...] = ()
         # The id this process runs under; for a resumed session the app already knows it.
         self._session_id = config.backend_session_id or str(uuid.uuid4())
@@ -365,6 +366,9 @@ class ClaudeBrain(Brain):
             self._session_id = item.session_id
             if item.source == "init" and (landed := self._steers.turn_started()):
                 self._emit(landed)
+                if self._interrupted:
+                    # Stopped while it waited: the CLI runs it all the same, so stop that too.
+                    self._restop = asyncio.create_task(self.interrupt())
             if item.source == "init" and self._session_id != self._announced:
                 # The CLI has taken the turn up and keeps its transcript under this id
                 # from now on: recording it here lets a crash during the first turn resume.

@@ -113,3 +113,24 @@ async def test_a_message_sent_now_after_the_last_tool_is_answered_within_the_sam
     assert end["usage"]["output_tokens"] > 0
     status = (await client.get(f"/api/sessions/{sid}")).json()["status"]
     assert status == "live"
+
+
+async def test_stop_after_a_message_sent_now_stops_the_turn_it_would_start(
+    client: httpx.AsyncClient, claude_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = claude_session
+    await steer_mid_turn(client, sid, "please do slow work", "tool_call")
+    # The CLI keeps the waiting message queued through the interrupt and then runs it.
+    r = await client.post(f"/api/sessions/{sid}/interrupt")
+    assert r.status_code == 202, r.text
+
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=60)
+    [end] = of_kind(events, "turn_end")
+    assert end["stop_reason"] == "cancelled"
+    chat = (await client.get(f"/api/sessions/{sid}")).json()
+    assert (chat["status"], chat["turns"]) == ("live", 1)
+    # The session goes on: the next message is a turn of its own.
+    await send(client, sid, "hello again")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=60)
+    assert of_kind(events, "turn_end")[-1]["stop_reason"] == "success"
+    assert of_kind(events, "assistant_message")[-1]["seq"] > end["seq"]
