@@ -64,6 +64,12 @@
         evt.preventDefault();
         evt.stopImmediatePropagation();
         var message = text.value;
+        if (A.attachedCount && A.attachedCount() > 0) {
+          // Only text goes into a running turn; nothing is sent, nothing is lost.
+          errorBox.textContent =
+            "Images go with a queued message only: choose Queue, or remove them to send now.";
+          return;
+        }
         if (message.trim() === "") {
           return;
         }

@@ -18,6 +18,7 @@ from tests.browser.conftest import Browsing
 from tests.browser.test_approvals import type_and_send
 from tests.browser.test_queue import prompts_sent
 from tests.conftest import write_scenario
+from tests.real.test_real_claude_images_rewind import png
 
 pytestmark = pytest.mark.browser
 
@@ -95,6 +96,27 @@ async def test_send_now_goes_into_the_running_turn_and_the_transcript_marks_wher
     await expect(page.locator(".steer-landed")).to_contain_text(STEER)
     await expect(page.locator(".msg.user .steer-label")).to_have_count(1)
     assert await browsing.csp_violations() == []
+
+
+async def test_images_are_kept_for_the_queue_and_nothing_is_sent_now(
+    browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    write_scenario(fake_claude["scenario"], [[{"text": "working on it"}, {"sleep": 30}]])
+    sid = await make_session(client, project_dir, fake_claude)
+    page = browsing.page
+    await browsing.sign_in(f"/sessions/{sid}")
+    await type_and_send(page, "fix the bug")
+    await page.get_by_role("radio", name="Send now").check()
+    await page.locator("#attach-input").set_input_files(
+        files=[{"name": "one.png", "mimeType": "image/png", "buffer": png(2, 2)}]
+    )
+    await page.locator("#composer-text").fill(STEER)
+    await page.locator("#composer-text").press("Enter")
+    await expect(page.locator("#composer-error")).to_contain_text("Images go with a queued")
+    await expect(page.locator("#composer-text")).to_have_value(STEER)
+    await expect(page.locator("#attach-list li")).to_have_count(1)
+    assert prompts_sent(fake_claude) == ["fix the bug"]
+    await client.post(f"/api/sessions/{sid}/interrupt")
 
 
 async def test_a_backend_that_cannot_steer_offers_the_queue_only_and_says_why(
