@@ -32,6 +32,7 @@ from app.web.bodylimits import JsonBodyLimits
 from app.web.chat import api, pages
 from app.web.chat import context as pages_context
 from app.web.chat import decisions as pages_decisions
+from app.web.chat import steer as api_steer
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history
@@ -122,6 +123,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.signins = signins = SignIns(engine, token)
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
+    app.include_router(api_steer.router)
     app.include_router(docs.router)
     app.include_router(api_history.router)
     app.include_router(api_usage.router)

@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from app.brains.acp_steer import steer_turn
 from app.brains.base import (
     Brain,
     BrainConfig,
@@ -28,6 +29,7 @@ from app.brains.base import (
     Capability,
     ImageData,
     PermissionAnswer,
+    steer_refusal,
 )
 from app.brains.events import (
     BrainError,
@@ -36,6 +38,7 @@ from app.brains.events import (
     ModeChanged,
     PermissionAsked,
     PermissionCancelled,
+    SteerLanded,
 )
 from app.errors import AppError, BrainStartError, ValidationFailed
 from app.errors import BrainError as BrainFailure
@@ -306,6 +309,17 @@ class AcpBrain(Brain):
 
     async def set_model(self, model: str) -> None:
         await self._session.set_model(model)
+
+    def steer_limit(self) -> str:
+        # Known once the agent has answered initialize (acp_steer says how it is offered).
+        return "" if self._session.steering else steer_refusal(self.label)
+
+    async def steer(self, text: str, *, message_id: str) -> None:
+        if not self._session.steering:
+            raise NotImplementedError(self.steer_limit())
+        await steer_turn(self._session, text, running=self._turns.active)
+        # The agent has it in the turn now; its model reads it with the next request.
+        self._emit(SteerLanded(message_id=message_id, text=text))
 
     # -- agent → brain (the client's host) ----------------------------------------------
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from acp import (
     PROTOCOL_VERSION,
@@ -42,6 +42,7 @@ from app import __version__
 from app.brains.acp_answers import error_reason
 from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
 from app.brains.acp_models import AgentModels, agent_models, option_models
+from app.brains.acp_steer import advertises_steering
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
 from app.brains.base import BrainConfig, ImageData
 from app.brains.events import (
@@ -101,6 +102,7 @@ class AcpSession:
         self.auth_methods: list[str] = []
         self.modes: SessionModeState | None = None
         self.listed_models: AgentModels | None = None
+        self.steering = False
         self._emit = emit
         self._conn: ClientSideConnection | None = None
         self._early: list[tuple[str, SessionUpdate]] = []
@@ -173,6 +175,7 @@ class AcpSession:
         self.capabilities = init.agent_capabilities or AgentCapabilities()
         self.auth_methods = [method.name for method in init.auth_methods or []]
         self.listed_models = agent_models(init.field_meta)
+        self.steering = advertises_steering(init.field_meta)
         servers = acp_mcp_servers(
             config.mcp_servers,
             self.capabilities.mcp_capabilities,
@@ -369,13 +372,17 @@ class AcpSession:
         reply = await self._control(request, what)
         self.mapper.config_options = list(reply.config_options)
 
+    async def extension(self, method: str, params: dict[str, Any], what: str) -> dict[str, Any]:
+        """An extension request of the agent's own (``_<method>``); its answer."""
+        return await self._control(self.conn.ext_method(method, params), what)
+
     async def _control(self, request: Awaitable[T], what: str) -> T:
         try:
             return await asyncio.wait_for(request, self.control_timeout)
         except RequestError as exc:
             raise BrainFailure(f"{self.label} refused {what}: {error_reason(exc)}") from None
         except TimeoutError:
-            raise BrainFailure(f"{self.label} did not switch to {what} in time.") from None
+            raise BrainFailure(f"{self.label} did not answer about {what} in time.") from None
         except ConnectionError:
             raise BrainFailure(f"{self.label} is not running.") from None
 

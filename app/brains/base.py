@@ -102,6 +102,11 @@ class RewindResult:
     deletions: int = 0
 
 
+def steer_refusal(label: str) -> str:
+    """What the user reads when ``label`` cannot take a message into a running turn."""
+    return f"{label} cannot take a message while it works; queue it for when the turn ends."
+
+
 class Brain(ABC):
     """One live backend process for one chat session.
 
@@ -150,6 +155,9 @@ class Brain(ABC):
     # Why the backend can never take a profile's reasoning effort ("": it can, or says
     # at the start of a session that it could not).
     effort_limit: ClassVar[str] = ""
+    # Whether a message can go into a running turn (``steer``); ``steer_limit`` says why
+    # not, and may know more once the backend runs.
+    steering: ClassVar[bool] = False
 
     def __init__(self, config: BrainConfig) -> None:
         self.config = config
@@ -205,6 +213,18 @@ class Brain(ABC):
     def accepts_images(self) -> bool:
         """Whether images can go with a message (known once the backend has started)."""
         return False
+
+    def steer_limit(self) -> str:
+        """Why a message cannot go into a running turn ("": it can, see ``steer``)."""
+        return "" if self.steering else steer_refusal(self.label)
+
+    async def steer(self, text: str, *, message_id: str) -> None:
+        """Send ``text`` into the running turn; the model sees it at the next step.
+
+        A brain that can reports where it landed with ``SteerLanded``; ``ConflictError``
+        when no turn is running, ``NotImplementedError`` when the backend cannot steer.
+        """
+        raise NotImplementedError(self.steer_limit())
 
     async def rewind_files(self, message_id: str, *, dry_run: bool = False) -> RewindResult:
         """Restore the files the agent changed since the message ``message_id``.

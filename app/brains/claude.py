@@ -32,8 +32,10 @@ from app.brains.claude_protocol import (
     Parsed,
     PermissionPrompt,
     SessionReported,
+    UserEchoed,
     offered_models,
 )
+from app.brains.claude_steer import SteerBook
 from app.brains.claude_wire import (
     allow_response,
     command_line,
@@ -112,6 +114,7 @@ class ClaudeBrain(Brain):
     )
 
     accepts_any_model = True
+    steering = True
 
     ready_timeout: float = 60.0
     control_timeout: float = 10.0
@@ -132,6 +135,8 @@ class ClaudeBrain(Brain):
         # which is the user's stop, not a failure.
         self._interrupted = False
         self._saw_init = False
+        self._steers = SteerBook()
+        self._restop: asyncio.Task[None] | None = None
         self._last_errors: tuple[str, ...] = ()
         # The id this process runs under; for a resumed session the app already knows it.
         self._session_id = config.backend_session_id or str(uuid.uuid4())
@@ -193,6 +198,17 @@ class ClaudeBrain(Brain):
             raise BrainFailure(
                 "Claude Code is not running; send the message again to restart it."
             ) from None
+
+    async def steer(self, text: str, *, message_id: str) -> None:
+        """Write ``text`` into the running turn; ``claude_steer`` says how it lands."""
+        if self._turns_in_flight == 0:
+            raise ConflictError("No turn is running; send the message as a new one.")
+        # Known before the write: the CLI may echo it before this task runs again.
+        self._steers.sent(message_id, text)
+        try:
+            await self._process.write_json(user_message(text, (), message_id))
+        except ProcessNotRunningError:
+            raise BrainFailure("Claude Code is not running; the message was not sent.") from None
 
     async def interrupt(self) -> None:
         """Ask the CLI to stop the current turn; a no-op when the process is gone."""
@@ -348,6 +364,11 @@ class ClaudeBrain(Brain):
         elif isinstance(item, SessionReported):
             self._saw_init = self._saw_init or item.source == "init"
             self._session_id = item.session_id
+            if item.source == "init" and (landed := self._steers.turn_started()):
+                self._emit(landed)
+                if self._interrupted:
+                    # Stopped while it waited: the CLI runs it all the same, so stop that too.
+                    self._restop = asyncio.create_task(self.interrupt())
             if item.source == "init" and self._session_id != self._announced:
                 # The CLI has taken the turn up and keeps its transcript under this id
                 # from now on: recording it here lets a crash during the first turn resume.
@@ -358,7 +379,11 @@ class ClaudeBrain(Brain):
             if self._pending.pop(item.request_id, None) is not None:
                 self._emit(item)
         elif isinstance(item, TurnEnded):
-            self._turn_ended(item)
+            if (whole := self._steers.turn_ended(item)) is not None:
+                self._turn_ended(whole)
+        elif isinstance(item, UserEchoed):
+            if (landed := self._steers.echoed(item.message_id)) is not None:
+                self._emit(landed)
         elif not isinstance(item, Outgoing):  # those go through _send
             self._emit(item)
 

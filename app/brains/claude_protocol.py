@@ -121,7 +121,14 @@ class SessionReported:
     source: Literal["init", "result"]
 
 
-Parsed = BrainEvent | ControlReply | Outgoing | PermissionPrompt | SessionReported
+@dataclass(frozen=True)
+class UserEchoed:
+    """The CLI took up a user message (``--replay-user-messages`` echoes it with its uuid)."""
+
+    message_id: str
+
+
+Parsed = BrainEvent | ControlReply | Outgoing | PermissionPrompt | SessionReported | UserEchoed
 
 
 # -- what the CLI reports ---------------------------------------------------------
@@ -222,6 +229,8 @@ class ClaudeStreamParser:
     def _user(self, message: JsonDict) -> list[Parsed]:
         out: list[Parsed] = []
         parent = _str(message.get("parent_tool_use_id"))
+        if message.get("isReplay") is True and (echoed := _str(message.get("uuid"))):
+            out.append(UserEchoed(echoed))
         for block in _blocks(_dict(message.get("message")).get("content")):
             if block.get("type") == "tool_result":
                 out.append(

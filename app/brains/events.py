@@ -264,3 +264,15 @@ class Compacted(BrainEvent):
     trigger: str = ""
     before: int | None = None
     after: int | None = None
+
+
+@dataclass(frozen=True)
+class SteerLanded(BrainEvent):
+    """A message sent into the running turn has reached the model, here in the turn.
+
+    ``message_id`` names the steering ``user_message`` the app stored when it was sent.
+    """
+
+    kind: ClassVar[str] = "steer_landed"
+    message_id: str
+    text: str = ""

@@ -46,6 +46,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "rewind",
     "task",
     "compacted",
+    "steer_landed",
 )
 # EventSource also fires "error" for connection failures, so a stored ``error`` event is
 # better sent under another name (``sse_event_name``); the page listens to both.

@@ -225,4 +225,5 @@
   A.refreshBadge = refreshBadge;
   A.notify = notify;
   A.interruptTurn = interruptTurn;
+  A.turnActive = turnActive;
 })();

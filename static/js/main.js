@@ -14,6 +14,7 @@
     A.initModelPicker();
     A.initComposer();
     A.initQueue();
+    A.initSteer();
     A.initTranscript();
     A.initAttach();
     A.initRewind();

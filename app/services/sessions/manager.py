@@ -39,6 +39,7 @@ from app.services.sessions.controls import SessionControls
 from app.services.sessions.images import ImageStore
 from app.services.sessions.outbox import Message, Outbox
 from app.services.sessions.recovery import halt, kill_group, mark_stopped, recover
+from app.services.sessions.steer import Steering
 from app.services.sessions.turns import coalesce_deltas, session_totals, turn_share
 from app.services.store import store
 from app.services.store.eventlog import EventLog
@@ -59,6 +60,7 @@ class SessionManager:
         )
         self._live: dict[str, LiveBrain] = {}
         self.outbox = Outbox(events)
+        self.steering = Steering(engine, events, self.permissions, self._live.get)
         self.images = ImageStore(settings.data_dir / "images")
         self._start_locks: dict[str, asyncio.Lock] = {}
         self._reaper: asyncio.Task[None] | None = None
