@@ -336,6 +336,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/model.js",
         "/static/js/items.js",
         "/static/js/queue.js",
+        "/static/js/steer.js",
         "/static/js/subagents.js",
         "/static/js/transcript.js",
         "/static/js/attach.js",
