@@ -49,6 +49,7 @@ class BoardCardPublic(BaseModel):
     last_line: str
     pending: PendingPublic | None
     pending_count: int
+    scheduled_at: str = ""  # when a scheduled continue goes (ISO-8601 UTC); "" for none
 
 
 class RunIn(BaseModel):
