@@ -107,13 +107,30 @@ async def test_meter_and_a_scheduled_continue_from_the_keyboard(
     assert await browsing.csp_violations() == []
 
 
+async def stopped_session(
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    fake: dict[str, Any],
+    *,
+    resets_in: int = 3600,
+    ask: str = "go",
+    schedule: bool = False,
+) -> str:
+    """A session whose one turn stopped on the 5-hour limit; ``schedule``: set to continue."""
+    write_scenario(fake["scenario"], [stopped_turn(int(time.time()) + resets_in)])
+    sid = await make_session(client, project_dir, fake)
+    await send(client, sid, ask)
+    await wait_for_events(client, sid, count("turn_end"))
+    if schedule:
+        r = await client.post(f"/api/sessions/{sid}/resume-at", json={})
+        assert r.status_code == 201, r.text
+    return sid
+
+
 async def test_a_refusal_is_said_in_the_panel(
     browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    write_scenario(fake_claude["scenario"], [stopped_turn(int(time.time()) + 3600)])
-    sid = await make_session(client, project_dir, fake_claude)
-    await send(client, sid, "go")
-    await wait_for_events(client, sid, count("turn_end"))
+    sid = await stopped_session(client, project_dir, fake_claude)
     page = browsing.page
     await browsing.sign_in(f"/sessions/{sid}")
     await page.locator("#limit-message").fill("   ")
@@ -133,12 +150,7 @@ async def test_the_panel_fits_a_phone_above_the_composer(
     project_dir: Path,
     fake_claude: dict[str, Any],
 ) -> None:
-    write_scenario(fake_claude["scenario"], [stopped_turn(int(time.time()) + 3600)])
-    sid = await make_session(client, project_dir, fake_claude)
-    await send(client, sid, "go")
-    await wait_for_events(client, sid, count("turn_end"))
-    r = await client.post(f"/api/sessions/{sid}/resume-at", json={})
-    assert r.status_code == 201, r.text
+    sid = await stopped_session(client, project_dir, fake_claude, schedule=True)
     context = await browser.new_context(viewport=PHONE)
     page = await context.new_page()
     try:
@@ -173,12 +185,10 @@ async def test_screenshot_of_the_limit_meter(
         or Path(__file__).parents[2] / "docs" / "screenshots"
     )
     out.mkdir(parents=True, exist_ok=True)
-    write_scenario(fake_claude["scenario"], [stopped_turn(int(time.time()) + 2 * 3600)])
-    sid = await make_session(client, project_dir, fake_claude)
-    await send(client, sid, "Refactor the report exporter and run the tests")
-    await wait_for_events(client, sid, count("turn_end"))
-    r = await client.post(f"/api/sessions/{sid}/resume-at", json={})
-    assert r.status_code == 201, r.text
+    ask = "Refactor the report exporter and run the tests"
+    sid = await stopped_session(
+        client, project_dir, fake_claude, resets_in=2 * 3600, ask=ask, schedule=True
+    )
     context = await browser.new_context(viewport={"width": 1200, "height": 560})
     page = await context.new_page()
     try:
