@@ -96,6 +96,40 @@ async def test_the_limit_is_stored_and_read_back(
     assert 'id="usage-limits"' in usage and "42% used" in usage
 
 
+async def test_odd_figures_are_shown_as_unknown_never_guessed(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    odd = {
+        "type": "rate_limit_event",
+        "rate_limit_info": {
+            "status": "rejected",
+            "resetsAt": 1e300,
+            "rateLimitType": "five_hour",
+            "utilization": "most",
+            "unifiedWindows": {
+                "five_hour": {"utilization": 7, "resetsAt": -5},
+                "seven_day": "soon",
+                "": {"utilization": 0.5},
+            },
+        },
+    }
+    write_scenario(fake_claude["scenario"], [[{"emit": odd}, {"text": "stopped"}]])
+    pid = await make_profile(client, project_dir, fake_claude)
+    sid = (await client.post("/api/sessions", json={"profile_id": pid})).json()["id"]
+    await send(client, sid, "go")
+    await wait_for_events(client, sid, count("turn_end"))
+    limits = (await client.get(f"/api/sessions/{sid}/limits")).json()["limits"]
+    assert limits["resets_at"] is None and limits["stopped"] is True
+    assert limits["windows"] == [
+        {"limit": "five_hour", "label": "5-hour", "used_percent": None, "resets_at": None}
+    ]
+    # No reset known: no time to offer, and none taken for granted.
+    page = (await client.get(f"/sessions/{sid}")).text
+    assert "5-hour limit" in page and "limit-continue" not in page and "% used" not in page
+    r = await client.post(f"/api/sessions/{sid}/resume-at", json={})
+    assert r.status_code == 422 and "no limit reset time" in r.text
+
+
 async def test_no_limit_reported_shows_nothing(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
