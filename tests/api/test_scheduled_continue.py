@@ -279,4 +279,4 @@ async def test_unknown_sessions_are_404(client: httpx.AsyncClient) -> None:
         body = {"at": (datetime.now(UTC) + timedelta(hours=1)).isoformat()}
         r = await client.request(method, path, json=body if method == "POST" else None)
         assert r.status_code == 404, (method, path, r.text)
-        assert "not found" in r.json()["detail"].lower()
+        assert r.json()["detail"] == "Session nope not found", r.text
