@@ -172,6 +172,26 @@ async def test_continue_at_the_reset_is_sent_once_and_shown_until_then(
     assert all(c["id"] != sid or not c["scheduled_at"] for c in cards)
 
 
+async def test_a_continue_due_during_a_turn_waits_in_the_queue_like_a_message(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    busy = [{"sleep": 4}, {"text": "first done"}]
+    write_scenario(fake_claude["scenario"], [busy, [{"text": "carried on"}]])
+    pid = await make_profile(client, project_dir, fake_claude)
+    sid = (await client.post("/api/sessions", json={"profile_id": pid})).json()["id"]
+    await send(client, sid, "work for a while")
+    await wait_for_events(client, sid, count("session_info"))  # the turn runs
+    at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": at})
+    assert r.status_code == 201, r.text
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=60)
+    (held,) = [e for e in events if e["kind"] == "user_message" and e.get("text") == "continue"]
+    assert held["queued"] is True and held["queue_reason"] == "turn"
+    first_end = next(e["seq"] for e in events if e["kind"] == "turn_end")
+    went = next(e for e in events if e["kind"] == "queued_sent")
+    assert went["queued_seq"] == held["seq"] and went["seq"] > first_end
+
+
 async def test_a_cancelled_continue_is_never_sent(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
