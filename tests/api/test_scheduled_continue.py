@@ -12,7 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlmodel import Session, select
 
+from app.db.models import ScheduledContinue
 from app.main import create_app
 from app.settings import Settings
 from tests.api.test_chat import make_profile
@@ -215,7 +217,7 @@ async def test_a_cancelled_continue_is_never_sent(
 
 
 async def test_a_new_time_replaces_the_pending_one(
-    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+    server: LiveServer, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
     sid = await limited_session(client, project_dir, fake_claude, int(time.time()) + 3600)
     first = (await client.post(f"/api/sessions/{sid}/resume-at", json={})).json()
@@ -226,6 +228,13 @@ async def test_a_new_time_replaces_the_pending_one(
     assert (await client.get(f"/api/sessions/{sid}/resume-at")).json()["id"] == second["id"]
     pending = [c for c in (await client.get("/api/board")).json() if c["id"] == sid]
     assert datetime.fromisoformat(pending[0]["scheduled_at"]) == datetime.fromisoformat(later)
+    # However often a client schedules and cancels, the session keeps one row.
+    for _ in range(20):
+        assert (await client.post(f"/api/sessions/{sid}/resume-at", json=body)).status_code == 201
+        assert (await client.delete(f"/api/sessions/{sid}/resume-at")).status_code == 200
+    with Session(server.app.state.angelia.engine) as db:
+        rows = db.exec(select(ScheduledContinue)).all()
+    assert [(r.session_id, r.state) for r in rows] == [(sid, "cancelled")]
 
 
 async def test_a_due_continue_goes_after_a_restart_once(

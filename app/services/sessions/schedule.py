@@ -5,7 +5,9 @@ the limit resets ("continue", or a message of their own). Each is a row in
 ``scheduled_continue`` (so it survives a restart of the app): ``pending`` until it is due,
 then ``sent`` — marked before the message goes, so a crash or a restart never sends it
 twice — or ``cancelled`` by the user, or ``failed`` when the session refused it (the
-reason in ``note``). A session has at most one pending continue; a new one replaces it.
+reason in ``note``). A session keeps only its newest continue: a new one replaces the
+pending one and drops the done ones before it (its transcript shows what was sent), so
+the table stays as small as the number of sessions however often a client schedules.
 
 ``ContinueScheduler`` is one asyncio task started with the app: it sleeps until the next
 due row, wakes when rows change (``poke``), and on start sends what came due while the app
@@ -21,7 +23,7 @@ import contextlib
 import logging
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -59,7 +61,7 @@ def aware(moment: datetime) -> datetime:
 def schedule(
     engine: Engine, session_id: str, at: datetime, message: str = DEFAULT_MESSAGE
 ) -> ScheduledContinue:
-    """Store a pending continue of the session at ``at`` (UTC), replacing its pending one.
+    """Store a pending continue of the session at ``at`` (UTC), in place of its earlier ones.
 
     Raises:
         ValidationFailed: a blank or too long message, a time in the past or too far ahead.
@@ -78,14 +80,7 @@ def schedule(
     with Session(engine) as db:
         if db.get(ChatSession, session_id) is None:
             raise NotFoundError(f"Session {session_id} not found")
-        db.execute(
-            update(ScheduledContinue)
-            .where(
-                col(ScheduledContinue.session_id) == session_id,
-                col(ScheduledContinue.state) == "pending",
-            )
-            .values(state="cancelled", done_at=now, note="replaced by a new time")
-        )
+        db.execute(delete(ScheduledContinue).where(col(ScheduledContinue.session_id) == session_id))
         row = ScheduledContinue(session_id=session_id, at=at, message=message)
         db.add(row)
         db.commit()

@@ -45,7 +45,7 @@ class ScheduledPublic(BaseModel):
     state: str  # pending | sent | cancelled | failed
     created_at: datetime
     done_at: datetime | None
-    note: str  # why it failed, or that a new time replaced it
+    note: str  # why it failed
 
 
 def _public(row: ScheduledContinue) -> ScheduledPublic:
