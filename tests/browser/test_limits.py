@@ -143,6 +143,22 @@ async def test_a_refusal_is_said_in_the_panel(
     assert (await client.get(f"/api/sessions/{sid}/resume-at")).json() is None
 
 
+async def test_the_page_follows_the_continue_as_it_goes(
+    browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    # Late enough to find it still waiting on a busy machine, soon enough to see it go.
+    sid = await stopped_session(client, project_dir, fake_claude, resets_in=8, schedule=True)
+    page = browsing.page
+    await browsing.sign_in(f"/sessions/{sid}")
+    await expect(page.locator("#limit-scheduled")).to_be_visible()
+    # At the reset the message goes as the user's own, and the panel lets go of it.
+    await expect(page.locator(".msg.user").last).to_contain_text("continue", timeout=20_000)
+    await expect(page.locator(".msg.assistant").last).to_contain_text("echo: continue")
+    await expect(page.locator("#limit-scheduled")).to_have_count(0)
+    await expect(page.locator("#limit-continue")).to_have_count(0)
+    assert browsing.log.console_errors == [] and browsing.log.page_errors == []
+
+
 async def test_the_panel_fits_a_phone_above_the_composer(
     browser: Browser,
     server: LiveServer,
