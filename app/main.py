@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     templates = make_templates(templates_dir())
     follower = Follower(engine, events, own_groups=manager.process_groups)
     stopper = Stopper(events, manager, settings.shutdown_grace_s, follower)
-    continues = ContinueScheduler(engine, manager)
+    continues = ContinueScheduler(engine, events, manager)
     state = AppState(
         settings=settings,
         engine=engine,

@@ -5,6 +5,7 @@ twice), cancellable, and bad input refused with a clear 4xx."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -265,6 +266,28 @@ async def test_a_due_continue_goes_after_a_restart_once(
         finally:
             await again.stop()
         assert continues_sent(events) == 1 and row["state"] == "sent"
+
+
+async def test_nothing_is_sent_once_the_server_starts_to_stop(
+    settings: Settings, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    server = LiveServer(create_app(settings))
+    await server.start()
+    try:
+        async with server.client() as client:
+            sid = await limited_session(client, project_dir, fake_claude, int(time.time()) + 3600)
+            at = datetime.now(UTC) + timedelta(seconds=1)
+            r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": at.isoformat()})
+            assert r.status_code == 201, r.text
+            # What a signal does first; the agents are being shut down from here on.
+            server.app.state.angelia.stopper.begin()
+            while datetime.now(UTC) <= at + timedelta(seconds=1):
+                await asyncio.sleep(0.1)
+            row = (await client.get(f"/api/sessions/{sid}/resume-at")).json()
+            events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
+    finally:
+        await server.stop()
+    assert row["state"] == "pending" and continues_sent(events) == 0
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,10 @@ the table stays as small as the number of sessions however often a client schedu
 
 ``ContinueScheduler`` is one asyncio task started with the app: it sleeps until the next
 due row, wakes when rows change (``poke``), and on start sends what came due while the app
-was down, once. Sending is ``SessionManager.send_message``, the user's own path, so a
-message for a busy session waits in its queue and one for a session with an approval
-pending waits for the answer.
+was down, once. It ends as soon as the server starts to stop (the event log ends every
+subscription then), so nothing is sent to an agent that is being shut down. Sending is
+``SessionManager.send_message``, the user's own path, so a message for a busy session
+waits in its queue and one for a session with an approval pending waits for the answer.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sqlmodel import Session, col, select
 from app.db.models import ChatSession, ScheduledContinue, utcnow
 from app.errors import AppError, NotFoundError, ValidationFailed
 from app.services.sessions.manager import SessionManager
+from app.services.store.eventlog import EventLog, StoredEvent
 
 __all__ = [
     "DEFAULT_MESSAGE",
@@ -51,6 +53,9 @@ MAX_MESSAGE_CHARS = 10_000
 MAX_AHEAD = timedelta(days=31)
 # Sleeping in slices notices a clock that jumped (a suspended laptop) within this long.
 _LONGEST_NAP_S = 30.0
+# The event-log channel whose subscription ends when the server starts to stop; no event
+# is ever stored under it.
+STOP_CHANNEL = "continues:stop"
 
 
 def aware(moment: datetime) -> datetime:
@@ -169,8 +174,9 @@ def _failed(engine: Engine, row_id: str, why: str) -> None:
 class ContinueScheduler:
     """The task that sends scheduled continues when they are due."""
 
-    def __init__(self, engine: Engine, manager: SessionManager) -> None:
+    def __init__(self, engine: Engine, events: EventLog, manager: SessionManager) -> None:
         self._engine = engine
+        self._events = events
         self._manager = manager
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -191,7 +197,15 @@ class ContinueScheduler:
                 await task
 
     async def _run(self) -> None:
-        while True:
+        with self._events.subscribe(STOP_CHANNEL) as stop:
+            stopping = asyncio.ensure_future(stop.queue.get())
+            try:
+                await self._loop(stopping)
+            finally:
+                stopping.cancel()
+
+    async def _loop(self, stopping: asyncio.Future[StoredEvent | None]) -> None:
+        while not stopping.done():
             # Cleared before reading, so a poke while reading is not lost.
             self._wake.clear()
             try:
@@ -206,8 +220,9 @@ class ContinueScheduler:
             except Exception:
                 log.exception("Scheduled continues: reading or sending failed")
                 wait = _LONGEST_NAP_S
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+            woken = asyncio.ensure_future(self._wake.wait())
+            await asyncio.wait((woken, stopping), timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            woken.cancel()
 
     async def _send(self, row: ScheduledContinue) -> None:
         if not _claim(self._engine, row.id):
