@@ -159,6 +159,16 @@ async def test_the_page_follows_the_continue_as_it_goes(
     assert browsing.log.console_errors == [] and browsing.log.page_errors == []
 
 
+async def fits_above_the_composer(page: Page) -> None:
+    """The panel whole, inside the screen's width, and not under the composer."""
+    panel = await page.locator("#limits").bounding_box()
+    composer = await page.locator("#composer").bounding_box()
+    assert panel is not None and composer is not None
+    assert panel["x"] >= 0 and panel["x"] + panel["width"] <= PHONE["width"]
+    assert panel["y"] >= 0 and panel["y"] + panel["height"] <= composer["y"] + 0.5
+    assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+
 async def test_the_panel_fits_a_phone_above_the_composer(
     browser: Browser,
     server: LiveServer,
@@ -166,21 +176,17 @@ async def test_the_panel_fits_a_phone_above_the_composer(
     project_dir: Path,
     fake_claude: dict[str, Any],
 ) -> None:
-    sid = await stopped_session(client, project_dir, fake_claude, schedule=True)
+    sid = await stopped_session(client, project_dir, fake_claude)
     context = await browser.new_context(viewport=PHONE)
     page = await context.new_page()
     try:
         await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
-        cancel = page.locator("#limit-cancel")
-        await expect(cancel).to_be_visible()
-        panel = await page.locator("#limits").bounding_box()
-        composer = await page.locator("#composer").bounding_box()
-        assert panel is not None and composer is not None
-        # Whole, inside the screen, and not under the composer.
-        assert panel["x"] >= 0 and panel["x"] + panel["width"] <= PHONE["width"]
-        assert panel["y"] >= 0 and panel["y"] + panel["height"] <= composer["y"] + 0.5
-        wide = await page.evaluate("document.documentElement.scrollWidth")
-        assert wide <= PHONE["width"]
+        offer = page.locator("#limit-continue")
+        await expect(offer).to_be_visible()
+        await fits_above_the_composer(page)
+        await offer.click()
+        await expect(page.locator("#limit-cancel")).to_be_visible()
+        await fits_above_the_composer(page)
     finally:
         await context.close()
 
