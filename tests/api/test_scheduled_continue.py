@@ -217,6 +217,27 @@ async def test_a_cancelled_continue_is_never_sent(
     assert r.status_code == 404 and "No continue is scheduled" in r.json()["detail"]
 
 
+async def test_the_forms_work_without_scripts(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    sid = await limited_session(client, project_dir, fake_claude, int(time.time()) + 3600)
+    form = f"/sessions/{sid}/resume-at"
+    r = await client.post(form, data={"message": "go on"})
+    assert r.status_code == 303 and r.headers["location"] == f"/sessions/{sid}#limits"
+    row = (await client.get(f"/api/sessions/{sid}/resume-at")).json()
+    assert (row["state"], row["message"]) == ("pending", "go on")
+    r = await client.post(f"{form}/cancel")
+    assert r.status_code == 303
+    assert (await client.get(f"/api/sessions/{sid}/resume-at")).json()["state"] == "cancelled"
+    # Refused: the error page says why; with htmx, the panel comes back saying it.
+    r = await client.post(form, data={"message": " "})
+    assert r.status_code == 422 and "message: is empty" in r.text
+    r = await client.post(form, data={"message": " "}, headers={"HX-Request": "true"})
+    assert r.status_code == 200 and 'id="limit-error"' in r.text and "is empty" in r.text
+    r = await client.post(f"{form}/cancel")
+    assert r.status_code == 404 and "No continue is scheduled" in r.text
+
+
 async def test_a_new_time_replaces_the_pending_one(
     server: LiveServer, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
