@@ -21,6 +21,7 @@ from app.resources import static_dir, templates_dir
 from app.services.profiles.backends import BackendDetector
 from app.services.sessions.lifecycle import Stopper
 from app.services.sessions.manager import SessionManager
+from app.services.sessions.schedule import ContinueScheduler
 from app.services.signins import SignIns
 from app.services.store.eventlog import EventLog
 from app.services.transcripts.follow import Follower
@@ -33,6 +34,7 @@ from app.web.chat import api, pages
 from app.web.chat import context as pages_context
 from app.web.chat import decisions as pages_decisions
 from app.web.chat import steer as api_steer
+from app.web.chat import schedule as pages_schedule
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history
@@ -84,6 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     templates = make_templates(templates_dir())
     follower = Follower(engine, events, own_groups=manager.process_groups)
     stopper = Stopper(events, manager, settings.shutdown_grace_s, follower)
+    continues = ContinueScheduler(engine, events, manager)
     state = AppState(
         settings=settings,
         engine=engine,
@@ -99,6 +102,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         manager.start_background()
+        continues.start()
         # The ACP SDK takes ~0.35 s to import; ACP brains load it lazily (so `angelia
         # doctor` stays fast), and importing it here, in a thread, keeps that off the
         # event loop when the first ACP session starts.
@@ -106,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            await continues.stop()
             await stopper.wait()
             engine.dispose()
             lock.release()
@@ -132,6 +137,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_changes.router)
     pages_comments.install(app)
     pages_context.install(app)
+    pages_schedule.install(app, continues)
     app.include_router(finish_work.router)
     app.include_router(finish_work.pages)
     app.include_router(pages_worktrees.router)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.brains.claude_usage import ContextMeter
+from app.brains.claude_limits import rate_limit_event
 from app.brains.claude_wire import (
     control_error,
     control_success,
@@ -169,6 +170,7 @@ class ClaudeStreamParser:
             "control_request": self._control_request,
             "control_response": self._control_response,
             "control_cancel_request": self._control_cancel,
+            "rate_limit_event": self._rate_limit,
         }
 
     def parse(self, message: JsonDict) -> list[Parsed]:
@@ -312,6 +314,11 @@ class ClaudeStreamParser:
                 last_tool=usage_tool,
             )
         ]
+
+    def _rate_limit(self, message: JsonDict) -> list[Parsed]:
+        """The plan limit the CLI read from the API's headers (app/brains/claude_limits.py)."""
+        event = rate_limit_event(message)
+        return [event] if event is not None else []
 
     def _control_request(self, message: JsonDict) -> list[Parsed]:
         request_id = _str(message.get("request_id"))

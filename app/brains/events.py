@@ -276,3 +276,21 @@ class SteerLanded(BrainEvent):
     kind: ClassVar[str] = "steer_landed"
     message_id: str
     text: str = ""
+
+
+@dataclass(frozen=True)
+class RateLimit(BrainEvent):
+    """The plan limit the backend reports: which one (``five_hour``, ``seven_day`` …),
+    whether requests are ``allowed`` or ``rejected`` by it, the share of it used (0–1,
+    None when not reported) and when it resets (ISO-8601 UTC, "" when not reported).
+
+    ``windows`` holds every limit the same report names, ``{"limit", "used_fraction",
+    "resets_at"}`` each, so a meter can show the 5-hour and the weekly one side by side.
+    """
+
+    kind: ClassVar[str] = "rate_limit"
+    limit: str = ""
+    status: str = ""
+    used_fraction: float | None = None
+    resets_at: str = ""
+    windows: tuple[JsonDict, ...] = ()

@@ -179,3 +179,26 @@ class ReviewComment(SQLModel, table=True):
     sent_at: datetime | None = None
     # The seq of the user_message event the comment went out in.
     sent_seq: int | None = None
+
+
+class ScheduledContinue(SQLModel, table=True):
+    """A message the app sends to a session at a set time, typically "continue" when a plan
+    limit resets (app/services/sessions/schedule.py)."""
+
+    __tablename__ = "scheduled_continue"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    session_id: str = Field(
+        sa_column=Column(
+            String, ForeignKey("chat_session.id", ondelete="CASCADE"), nullable=False, index=True
+        )
+    )
+    # When to send, in UTC.
+    at: datetime
+    message: str
+    # pending → sent (marked before sending, so it never goes twice), cancelled or failed.
+    state: str = Field(default="pending", index=True)
+    created_at: datetime = Field(default_factory=utcnow)
+    done_at: datetime | None = None
+    # Why sending failed, for the user.
+    note: str = ""

@@ -29,6 +29,8 @@ messages beyond the scenario get an echo. Steps:
     {"malformed": true}                           non-JSON and broken-JSON stdout lines
     {"big_line_mb": 10}                           an assistant text block that large
     {"stderr_kb": 300}                            that much stderr output
+    {"emit": {...}}                               that object as one stdout line, as given
+                                                  (e.g. a ``rate_limit_event``)
     {"text": ..., "usage": {"input_tokens": 9}}   that usage in the text's message_start
     {"compact": {"pre_tokens": 9, "post_tokens": 1}}
                                                   system/compact_boundary (trigger manual)
@@ -376,6 +378,8 @@ class FakeClaude:
         elif "malformed" in step:
             sys.stdout.write('[SandboxDebug] this is not json\n{"type": "assistant", broken\n\n')
             sys.stdout.flush()
+        elif "emit" in step:
+            self.out(step["emit"])
         elif "big_line_mb" in step:
             size = int(float(step["big_line_mb"]) * 1024 * 1024)
             self.out(self.assistant(self.next_id("msg"), {"type": "text", "text": "x" * size}))

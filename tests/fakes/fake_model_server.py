@@ -29,7 +29,9 @@ Replies come from rules, checked in this order for every request:
    list it, e.g. a tool Claude Code only loads on demand through ToolSearch), ``quote_result``
    (an after-tool rule's text is followed by the tool results it matched, as a model
    reporting what it was told), ``unless`` (the rule is skipped when this text occurs too,
-   e.g. an after-tool rule once the result of its own call is back).
+   e.g. an after-tool rule once the result of its own call is back), ``headers``
+   (response headers sent with this reply, e.g. a 429's ``retry-after`` and the
+   ``anthropic-ratelimit-unified-*`` figures).
 3. Built in: ``BASH: <cmd>`` in the user text -> the shell tool with ``{"command": <cmd>}``.
 4. Otherwise -> the ``default`` text.
 
@@ -38,6 +40,8 @@ Rules file/dict: ``{"rules": [...], "after_tool_rules": [...], "after_tool": "do
 "cache_usage": {}}``; every key is optional. ``cache_usage`` (``cache_read_input_tokens``,
 ``cache_creation_input_tokens``) goes into every Anthropic reply's usage, which otherwise
 reports no cache use.
+The top-level ``headers`` go with every model reply (a rule's own win), as a real API
+sends its rate-limit figures on each response.
 
 Every request is logged as one JSON line ``{ts, method, path, headers, body, reply}`` with
 credential headers removed.
@@ -129,6 +133,7 @@ def load_rules(source: RulesSource = None) -> dict[str, Any]:
         "default": raw.get("default", DEFAULT_TEXT),
         "chunk_delay": float(raw.get("chunk_delay", 0.0)),
         "cache_usage": dict(raw.get("cache_usage") or {}),
+        "headers": {str(k): str(v) for k, v in (raw.get("headers") or {}).items()},
     }
 
 
@@ -142,6 +147,8 @@ class Reply:
     status: int = 200
     error: str = ""
     why: str = "default"
+    # Extra response headers (rate-limit figures, retry-after).
+    headers: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"why": self.why}
@@ -151,6 +158,8 @@ class Reply:
             out["text"] = self.text
         if self.tool:
             out.update(tool=self.tool, input=self.tool_input)
+        if self.headers:
+            out["headers"] = self.headers
         return out
 
 
@@ -188,21 +197,30 @@ def _first_rule(
         if "unless" in rule and str(rule["unless"]).lower() in lowered:
             continue
         why = f"{kind}:{rule['match']}"
+        headers = {str(k): str(v) for k, v in (rule.get("headers") or {}).items()}
         if "status" in rule:
-            return Reply(status=int(rule["status"]), error=str(rule.get("error", "")), why=why)
+            error = str(rule.get("error", ""))
+            return Reply(status=int(rule["status"]), error=error, why=why, headers=headers)
         if "tool" in rule:
             wanted = str(rule["tool"])
             name = _offered_name(wanted, offered) or (wanted if rule.get("force") else None)
             if name is None:
                 continue
             tool_input = copy.deepcopy(rule.get("input") or {})
-            return Reply(text=str(rule.get("text", "")), tool=name, tool_input=tool_input, why=why)
+            said = str(rule.get("text", ""))
+            return Reply(text=said, tool=name, tool_input=tool_input, why=why, headers=headers)
         quoted = text if rule.get("quote_result") else ""
-        return Reply(text=str(rule.get("text", "")) + quoted, why=why)
+        return Reply(text=str(rule.get("text", "")) + quoted, why=why, headers=headers)
     return None
 
 
 def decide(rules: dict[str, Any], conv: Conversation) -> Reply:
+    reply = _decide(rules, conv)
+    reply.headers = {**rules.get("headers", {}), **reply.headers}
+    return reply
+
+
+def _decide(rules: dict[str, Any], conv: Conversation) -> Reply:
     if conv.wants_json:
         example = example_from_schema(conv.json_schema) if conv.json_schema is not None else {}
         return Reply(text=json.dumps(example), why="json_schema")
@@ -719,22 +737,28 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # log the raw bytes rather than fail the request
         return data
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(
+        self, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
         self._started = True
         raw = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(raw)
 
-    def _start_chunked(self, content_type: str) -> None:
+    def _start_chunked(self, content_type: str, headers: Mapping[str, str] | None = None) -> None:
         self._started = True
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
 
     def _chunk(self, data: bytes) -> None:
@@ -749,8 +773,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _stream_sse(self, events: Iterator[tuple[str | None, Any]], done: bool = False) -> None:
-        self._start_chunked("text/event-stream")
+    def _stream_sse(
+        self,
+        events: Iterator[tuple[str | None, Any]],
+        done: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._start_chunked("text/event-stream", headers)
         for name, data in events:
             head = f"event: {name}\n" if name else ""
             self._chunk(f"{head}data: {json.dumps(data)}\n\n".encode())
@@ -844,14 +873,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _anthropic(self, reply: Reply, body: Mapping[str, Any], input_tokens: int) -> None:
         model = str(body.get("model") or MODEL_IDS[0])
         if reply.status != 200:
-            self._send_json(reply.status, anthropic_error(reply))
+            self._send_json(reply.status, anthropic_error(reply), reply.headers)
         elif body.get("stream"):
             cache = self.server.rules.get("cache_usage")
             events = ((e["type"], e) for e in anthropic_events(reply, model, input_tokens, cache))
-            self._stream_sse(events)
+            self._stream_sse(events, headers=reply.headers)
         else:
             cache = self.server.rules.get("cache_usage")
-            self._send_json(200, anthropic_message(reply, model, input_tokens, cache))
+            message = anthropic_message(reply, model, input_tokens, cache)
+            self._send_json(200, message, reply.headers)
 
     def _openai(self, reply: Reply, body: Mapping[str, Any], input_tokens: int) -> None:
         model = str(body.get("model") or MODEL_IDS[-1])

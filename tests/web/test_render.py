@@ -341,6 +341,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/transcript.js",
         "/static/js/attach.js",
         "/static/js/rewind.js",
+        "/static/js/limits.js",
         "/static/js/main.js",
         "/static/history.js",
         "/static/js/gauge.js",

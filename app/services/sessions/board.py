@@ -31,6 +31,7 @@ from app.services.git.changes import diff
 from app.services.git.merge import ahead_behind, is_merged
 from app.services.git.repo import GitError, uncommitted
 from app.services.sessions.context import gauges
+from app.services.sessions.schedule import pending_by_session
 from app.services.store.eventlog import EventLog
 
 __all__ = ["BoardCard", "GitCache", "GitView", "PendingView", "board"]
@@ -81,6 +82,8 @@ class BoardCard:
     pending_count: int
     # How full its context is (app.services.sessions.context.Gauge as a dict).
     context: dict[str, Any] | None = None
+    # When a scheduled continue goes (ISO-8601 UTC), "" when none waits.
+    scheduled_at: str = ""
 
 
 Signature = tuple[object, ...]
@@ -221,8 +224,9 @@ def last_line(events: EventLog, session_id: str) -> str:
     return ""
 
 
-def _candidates(engine: Engine) -> list[ChatSession]:
-    """Every session at work, and the newest ``MAX_SESSIONS`` with a worktree."""
+def _candidates(engine: Engine, scheduled: Iterable[str] = ()) -> list[ChatSession]:
+    """Every session at work or with a scheduled continue, and the newest ``MAX_SESSIONS``
+    with a worktree."""
     newest = (col(ChatSession.updated_at).desc(), col(ChatSession.id).desc())
     active = select(ChatSession).where(col(ChatSession.status).in_(ACTIVE)).order_by(*newest)
     in_worktrees = (
@@ -231,9 +235,11 @@ def _candidates(engine: Engine) -> list[ChatSession]:
         .order_by(*newest)
         .limit(MAX_SESSIONS)
     )
+    later = select(ChatSession).where(col(ChatSession.id).in_(list(scheduled)))
     with Session(engine) as db:
-        rows = list(db.exec(active)) + list(db.exec(in_worktrees))
-    return sorted(rows, key=lambda c: (c.updated_at, c.id), reverse=True)
+        rows = list(db.exec(active)) + list(db.exec(in_worktrees)) + list(db.exec(later))
+    unique = {c.id: c for c in rows}.values()
+    return sorted(unique, key=lambda c: (c.updated_at, c.id), reverse=True)
 
 
 def _pending(engine: Engine, ids: list[str]) -> dict[str, list[PermissionRequest]]:
@@ -274,7 +280,8 @@ def _profiles(engine: Engine, ids: set[str]) -> dict[str, Profile]:
 
 async def board(engine: Engine, events: EventLog, cache: GitCache = CACHE) -> list[BoardCard]:
     """The cards, most recently active first."""
-    chats = _candidates(engine)
+    scheduled = pending_by_session(engine)
+    chats = _candidates(engine, scheduled)
     ids = [c.id for c in chats]
     pending = _pending(engine, ids)
     seqs = _newest_seqs(engine, ids)
@@ -286,7 +293,8 @@ async def board(engine: Engine, events: EventLog, cache: GitCache = CACHE) -> li
     for chat, view in zip(chats, views, strict=True):
         waiting = pending.get(chat.id, [])
         unfinished = view is not None and (not view.merged or view.dirty or bool(view.error))
-        if chat.status not in ACTIVE and not waiting and not unfinished:
+        later = scheduled.get(chat.id)
+        if chat.status not in ACTIVE and not waiting and not unfinished and later is None:
             continue
         first = waiting[0] if waiting else None
         profile = profiles.get(chat.profile_id)
@@ -304,6 +312,7 @@ async def board(engine: Engine, events: EventLog, cache: GitCache = CACHE) -> li
                 else PendingView(first.id, first.tool, first.kind, first.title, first.input),
                 pending_count=len(waiting),
                 context=context[chat.id].as_dict(),
+                scheduled_at=later.isoformat() if later else "",
             )
         )
     return cards

@@ -51,6 +51,7 @@ class BoardCardPublic(BaseModel):
     pending: PendingPublic | None
     pending_count: int
     context: GaugePublic | None = None
+    scheduled_at: str = ""  # when a scheduled continue goes (ISO-8601 UTC); "" for none
 
 
 class RunIn(BaseModel):

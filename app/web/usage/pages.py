@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse
 
 from app.errors import ValidationFailed
 from app.services.review.usage import Usage, UsageRow, check_day, usage
+from app.services.sessions.limits import newest_overall
 from app.web.context import base_context
 from app.web.deps import StateDep
 from app.web.formatting import format_tokens
@@ -124,6 +125,8 @@ async def usage_page(
         "by_model": by_model.groups,
         "cost": cost_chart(split, by_profile, _days(first, end)),
         "tokens": token_chart(by_model),
+        # The plan's limits belong to the account: the newest report of any session.
+        "limits": newest_overall(state.engine),
         "uncosted": [r.label for r in by_profile.groups if r.cost_usd is None],
         "csv": {
             g: "/api/usage.csv?" + urlencode({"group": g, **{k: v for k, v in query.items() if v}})
