@@ -33,8 +33,8 @@ from app.web.bodylimits import JsonBodyLimits
 from app.web.chat import api, pages
 from app.web.chat import context as pages_context
 from app.web.chat import decisions as pages_decisions
-from app.web.chat import steer as api_steer
 from app.web.chat import schedule as pages_schedule
+from app.web.chat import steer as api_steer
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history

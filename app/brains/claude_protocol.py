@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.brains.claude_usage import ContextMeter
 from app.brains.claude_limits import rate_limit_event
+from app.brains.claude_usage import ContextMeter
 from app.brains.claude_wire import (
     control_error,
     control_success,
