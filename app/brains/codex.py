@@ -170,8 +170,9 @@ class CodexBrain(AcpBrain):
         home = Path(self.config.state_dir)
         try:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
-            config = codex_config(self.config.model, env, self._config_mcp)
-            (home / "config.toml").write_text(config, "utf-8")
+            config = home / "config.toml"
+            config.write_text(codex_config(self.config.model, env, self._config_mcp), "utf-8")
+            config.chmod(0o600)  # It can hold an MCP server's env or headers: tokens.
             write_rules(home, self.config.disallowed_tools)
             if env.get(LOGIN_VAR) == "copy":
                 _copy_login(home)

@@ -179,6 +179,8 @@ async def test_a_profiles_mcp_deny_rules_go_into_codexs_config_not_to_codex_acp(
     await start(
         "codex", files, started, state_dir=str(home), mcp_servers=servers, disallowed_tools=deny
     )
+    # The servers' env and headers may hold tokens: the file is the user's alone.
+    assert (home / "config.toml").stat().st_mode & 0o777 == 0o600
     config = tomllib.loads((home / "config.toml").read_text())
     assert config["mcp_servers"] == {
         "mark": {**tool, "disabled_tools": ["mark", "stamp"]},
