@@ -24,7 +24,11 @@ What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
 - A profile's MCP servers go to codex-acp with the session; Codex offers their tools only
   through its ``tool_search`` tool, and asks before each call (not in full access, where
   it calls them unasked). Such a call comes as a command titled ``mcp.<server>.<tool>``;
-  it is named ``mcp__<server>__<tool>`` here so the app's MCP rules apply to it.
+  it is named ``mcp__<server>__<tool>`` here so the app's MCP rules apply to it. Because
+  full access asks nothing, a profile's MCP deny rules are kept by Codex itself in every
+  mode: a server denied whole is not given to Codex at all, and a server with denied tools
+  goes into ``config.toml`` with them as its ``disabled_tools`` instead of to codex-acp.
+  Stored MCP deny rules would reach neither at start, so they are refused.
 - A tool call sometimes gets no final update: open calls are closed when the turn ends.
 """
 
@@ -33,14 +37,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from app.brains import register
 from app.brains.acp import AcpBrain
-from app.brains.base import BrainFacts, Capability
-from app.brains.codex_rules import deny_refusal, forbidden_prefix, write_rules
+from app.brains.base import BrainConfig, BrainFacts, Capability
+from app.brains.codex_rules import (
+    deny_refusal,
+    forbidden_prefix,
+    mcp_denials,
+    mcp_tables,
+    write_rules,
+)
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.errors import BrainStartError
 
@@ -119,13 +130,30 @@ class CodexBrain(AcpBrain):
     keeps_state = True
     close_open_tools = True
 
+    def __init__(self, config: BrainConfig) -> None:
+        servers = config.mcp_servers
+        whole, disabled = mcp_denials(config.disallowed_tools, servers)
+        # A server denied whole never reaches Codex. One with denied tools is given to Codex
+        # in config.toml, where it can carry them; codex-acp's entries cannot.
+        self._config_mcp = {name: (servers[name], tools) for name, tools in disabled.items()}
+        kept = {n: s for n, s in servers.items() if n not in whole and n not in disabled}
+        super().__init__(replace(config, mcp_servers=kept))
+
     @classmethod
     def deny_refusal(cls, rule: str, tool: str, *, in_profile: bool) -> str | None:
-        if not in_profile and forbidden_prefix(rule) is not None:
-            # Stored rules do not reach Codex's start; the profile's list does.
+        mcp = tool.startswith("mcp__")
+        if not in_profile and (mcp or forbidden_prefix(rule) is not None):
+            # Stored rules do not reach Codex's start; the profile's list does. Full access
+            # calls MCP tools unasked, so an answer could not keep an MCP rule either.
+            where = "its config" if mcp else "its rules file"
             return (
                 f"{cls.label} keeps a deny rule only from the profile's disallowed tools, "
-                f"written into its rules file at each start: add {rule} there instead."
+                f"written into {where} at each start: add {rule} there instead."
+            )
+        if mcp and rule != tool:
+            return (
+                f"{cls.label} can turn off an MCP tool or server only as a whole, as "
+                f"{tool}; {rule} is not such a rule, so it is not accepted."
             )
         return deny_refusal(rule, tool, cls.label, cls.runs_unasked)
 
@@ -142,7 +170,9 @@ class CodexBrain(AcpBrain):
         home = Path(self.config.state_dir)
         try:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
-            (home / "config.toml").write_text(codex_config(self.config.model, env), "utf-8")
+            config = home / "config.toml"
+            config.write_text(codex_config(self.config.model, env, self._config_mcp), "utf-8")
+            config.chmod(0o600)  # It can hold an MCP server's env or headers: tokens.
             write_rules(home, self.config.disallowed_tools)
             if env.get(LOGIN_VAR) == "copy":
                 _copy_login(home)
@@ -173,12 +203,16 @@ def mcp_named(event: BrainEvent) -> BrainEvent:
     )
 
 
-def codex_config(model: str | None, env: dict[str, str]) -> str:
-    """The session's ``config.toml``: the profile's model and, if its env names one, a
-    Responses-API provider.
+def codex_config(
+    model: str | None,
+    env: dict[str, str],
+    mcp: Mapping[str, tuple[Mapping[str, Any], list[str]]] | None = None,
+) -> str:
+    """The session's ``config.toml``: the profile's model, if its env names one a
+    Responses-API provider, and the MCP servers ``mcp`` (entry, tools to disable).
 
     Raises:
-        BrainStartError: The base URL is not an http(s) URL.
+        BrainStartError: The base URL is not an http(s) URL, or an MCP server is malformed.
     """
     lines = ["# Written by Angelia at each start of this session's Codex; edits are lost."]
     if model:
@@ -200,6 +234,10 @@ def codex_config(model: str | None, env: dict[str, str]) -> str:
         ]
         if KEY_VAR in env:
             lines.append(f"env_key = {json.dumps(KEY_VAR)}")
+    try:
+        lines += mcp_tables(mcp or {})
+    except ValueError as exc:
+        raise BrainStartError(str(exc)) from None
     return "\n".join(lines) + "\n"
 
 

@@ -10,6 +10,12 @@ has no Codex equivalent and is refused with the reason.
 
 The rules file also holds the "allow always" prefixes Codex saves itself; Angelia rewrites
 only its own marked block in it, at each start.
+
+MCP deny rules are kept by leaving things out rather than by answering: in full access
+Codex calls MCP tools without asking. A profile's ``mcp__<server>`` keeps that server from
+Codex altogether, and ``mcp__<server>__<tool>`` becomes ``disabled_tools`` of the server,
+which then goes into the session's ``config.toml`` (``mcp_tables``) instead of to
+codex-acp: Codex honours that list in every mode, and refuses an entry holding only it.
 """
 
 from __future__ import annotations
@@ -17,9 +23,19 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
-__all__ = ["BLOCK_END", "BLOCK_START", "deny_refusal", "forbidden_prefix", "write_rules"]
+__all__ = [
+    "BLOCK_END",
+    "BLOCK_START",
+    "deny_refusal",
+    "forbidden_prefix",
+    "mcp_denials",
+    "mcp_tables",
+    "write_rules",
+]
 
 BLOCK_START = "# >>> Angelia: the profile's deny rules (rewritten at each start) >>>"
 BLOCK_END = "# <<< Angelia: the profile's deny rules <<<"
@@ -56,6 +72,54 @@ def deny_refusal(rule: str, tool: str, label: str, unasked: frozenset[str]) -> s
         f"{label} runs {tool} without asking, so Angelia cannot refuse it; the deny rule "
         f"{rule} is not accepted (only Bash(<command>:*) rules are)."
     )
+
+
+def mcp_denials(
+    disallowed: Iterable[str], servers: Iterable[str]
+) -> tuple[set[str], dict[str, list[str]]]:
+    """Which of the profile's MCP ``servers`` its deny rules name whole, and the tools they
+    deny on each of the others, matched as the app's rules match ``mcp__<server>__<tool>``
+    (a whole-server rule has no ``__`` after the server)."""
+    names = list(servers)
+    whole: set[str] = set()
+    tools: dict[str, list[str]] = {}
+    for rule in (r.strip() for r in disallowed):
+        for server in names:
+            own = f"mcp__{server}__"
+            if rule == f"mcp__{server}" and "__" not in server:
+                whole.add(server)
+            elif rule.startswith(own) and len(rule) > len(own):
+                tools.setdefault(server, []).append(rule[len(own) :])
+    return whole, {s: sorted(set(t)) for s, t in tools.items() if s not in whole}
+
+
+def mcp_tables(servers: Mapping[str, tuple[Mapping[str, Any], list[str]]]) -> list[str]:
+    """``config.toml`` lines for each MCP server (its profile entry, the tools Codex must
+    not call on it); a JSON string is a TOML basic string, so any name can be a key.
+
+    Raises:
+        ValueError: An entry is malformed or of a kind Codex cannot use.
+    """
+    lines: list[str] = []
+    for name, (spec, disabled) in sorted(servers.items()):
+        kind = str(spec.get("type") or "stdio")
+        lines += ["", f"[mcp_servers.{json.dumps(name)}]"]
+        if kind == "stdio" and isinstance(spec.get("command"), str) and spec["command"]:
+            args = [str(a) for a in spec.get("args") or []]
+            lines += [f"command = {json.dumps(spec['command'])}", f"args = {json.dumps(args)}"]
+            lines.append(f"env = {_inline(spec.get('env'))}")
+        elif kind == "http" and isinstance(spec.get("url"), str) and spec["url"]:
+            lines.append(f"url = {json.dumps(spec['url'])}")
+            lines.append(f"http_headers = {_inline(spec.get('headers'))}")
+        else:
+            raise ValueError(f"Codex cannot use the MCP server {name!r} of the profile.")
+        lines.append(f"disabled_tools = {json.dumps(disabled)}")
+    return lines
+
+
+def _inline(pairs: object) -> str:
+    items = pairs.items() if isinstance(pairs, Mapping) else []
+    return "{" + ", ".join(f"{json.dumps(str(k))} = {json.dumps(str(v))}" for k, v in items) + "}"
 
 
 def rules_block(disallowed: tuple[str, ...]) -> str:

@@ -6,6 +6,7 @@ one does too rarely to catch on demand (a tool call with no final update).
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,35 @@ async def test_deny_rules_with_no_folder_of_the_apps_stop_the_start(
     files.scenario(modes=MODES)
     with pytest.raises(BrainStartError, match="folder of its own to keep deny rules"):
         await start("codex", files, started, disallowed_tools=("Bash(rm:*)",))
+
+
+async def test_a_profiles_mcp_deny_rules_go_into_codexs_config_not_to_codex_acp(
+    tmp_path: Path, started: list[tuple[AcpBrain, EventRecorder]]
+) -> None:
+    """A server denied whole reaches Codex nowhere; one with denied tools reaches it only
+    through config.toml, carrying them as ``disabled_tools`` (codex-acp's entries cannot);
+    the rest go to codex-acp as before."""
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(modes=MODES)
+    home = tmp_path / "data" / "codex" / "chat-1"
+    tool = {"command": "/usr/bin/mark-mcp", "args": ["--log", "x"], "env": {"TOKEN": "t"}}
+    servers = {
+        "mark": tool,
+        "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "k"}},
+        "gone": tool,
+        "kept": tool,
+    }
+    deny = ("mcp__mark__mark", "mcp__mark__stamp", "mcp__web__fetch", "mcp__gone", "mcp__other")
+    await start(
+        "codex", files, started, state_dir=str(home), mcp_servers=servers, disallowed_tools=deny
+    )
+    # The servers' env and headers may hold tokens: the file is the user's alone.
+    assert (home / "config.toml").stat().st_mode & 0o777 == 0o600
+    config = tomllib.loads((home / "config.toml").read_text())
+    assert config["mcp_servers"] == {
+        "mark": {**tool, "disabled_tools": ["mark", "stamp"]},
+        "web": {"url": "http://127.0.0.1:9/mcp", "http_headers": {"X-Key": "k"}}
+        | {"disabled_tools": ["fetch"]},
+    }
+    (new,) = files.requests("session/new")
+    assert [s["name"] for s in new["mcpServers"]] == ["kept"], new

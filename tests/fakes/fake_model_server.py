@@ -908,8 +908,11 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.tool:
             custom = reply.tool in request.custom_tools
             args = responses_api.call_input(reply.tool, reply.tool_input, custom)
-            # An MCP tool is called by its name inside its server's namespace.
-            namespace, name = request.namespaced.get(reply.tool, ("", reply.tool))
+            # An MCP tool is called by its name inside its server's namespace, also one no
+            # search found (a forced ``mcp__<server>__<tool>``, as a model may guess it).
+            namespace, name = request.namespaced.get(reply.tool) or responses_api.guessed(
+                reply.tool
+            )
             tool = (name, args)
         model = str(body.get("model") or MODEL_IDS[-1])
         pieces = text_chunks(reply.text)

@@ -30,6 +30,7 @@ from typing import Any
 __all__ = [
     "ResponsesRequest",
     "call_input",
+    "guessed",
     "images_of",
     "read_request",
     "reply_events",
@@ -126,6 +127,15 @@ def _add_namespace(request: ResponsesRequest, namespace: Mapping[str, Any]) -> N
             request.offered_tools.append(full)
             request.tool_schemas[full] = t.get("parameters")
             request.namespaced[full] = (space, str(t["name"]))
+
+
+def guessed(tool: str) -> tuple[str, str]:
+    """(namespace, name) to call ``tool`` by when no tool list named it: ``mcp__<server>__<t>``
+    in the namespace ``mcp__<server>``, anything else by its own name."""
+    server, sep, name = tool.removeprefix("mcp__").partition("__")
+    if tool.startswith("mcp__") and sep and server and name:
+        return f"mcp__{server}", name
+    return "", tool
 
 
 def call_input(tool: str, tool_input: dict[str, Any], custom: bool) -> dict[str, Any] | str:

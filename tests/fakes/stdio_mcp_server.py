@@ -8,6 +8,9 @@ any other request is answered "method not found".
 
 Every message received is appended to LOG as one JSON line, so a test can tell that the
 agent started the server and what it called. ``mark`` answers ``marked <text>``.
+
+Names after LOG add tools of the same shape (``python stdio_mcp_server.py LOG stamp``):
+``stamp`` answers ``stamped <text>``, so a test can deny one tool of a server and use another.
 """
 
 from __future__ import annotations
@@ -28,8 +31,14 @@ TOOL = {
 }
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any] | None:
-    """The response to one message (None for a notification)."""
+def tools(extra: list[str]) -> list[dict[str, Any]]:
+    """``mark`` and a tool of the same shape for each name in ``extra``."""
+    return [TOOL] + [{**TOOL, "name": name, "description": f"{name} the text"} for name in extra]
+
+
+def answer(request: dict[str, Any], extra: list[str] | None = None) -> dict[str, Any] | None:
+    """The response to one message (None for a notification); ``extra``: more tools."""
+    offered = tools(extra or [])
     method = request.get("method")
     if "id" not in request:
         return None
@@ -43,10 +52,11 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
             "serverInfo": {"name": "angelia-test-mark", "version": "1.0"},
         }
     elif method == "tools/list":
-        reply["result"] = {"tools": [TOOL]}
-    elif method == "tools/call" and params.get("name") == "mark":
+        reply["result"] = {"tools": offered}
+    elif method == "tools/call" and params.get("name") in [t["name"] for t in offered]:
         text = str((params.get("arguments") or {}).get("text", ""))
-        reply["result"] = {"content": [{"type": "text", "text": f"marked {text}"}]}
+        done = f"{params['name']}ed {text}"
+        reply["result"] = {"content": [{"type": "text", "text": done}]}
     elif method == "ping":
         reply["result"] = {}
     else:
@@ -56,6 +66,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
 
 def main() -> None:
     log = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    extra = sys.argv[2:]
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -63,7 +74,7 @@ def main() -> None:
         if log is not None:
             with log.open("a") as f:
                 f.write(json.dumps(request) + "\n")
-        reply = answer(request)
+        reply = answer(request, extra)
         if reply is not None:
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()

@@ -1,5 +1,5 @@
 """Angelia with the real Codex (codex-acp 2.6.0, codex 0.166), continued: a profile's deny
-rules kept by Codex's own exec policy, a profile's MCP server, and images.
+rules kept by Codex's own exec policy and config, a profile's MCP server, and images.
 
 Same set-up as ``test_real_codex.py`` (whose fixtures these share): a live Angelia server
 driven through its HTTP API, Codex pointed at the fake model server's Responses API.
@@ -133,14 +133,23 @@ async def test_deny_rules_codex_cannot_keep_are_refused_naming_the_rule(
             "/api/profiles", json={**body, "disallowed_tools": ["Bash(git push:*)", rule]}
         )
         assert r.status_code == 422 and why in r.text and rule in r.text, (rule, r.text)
+    r = await client.post(
+        "/api/profiles", json={**body, "disallowed_tools": ["mcp__mark__mark(apricot)"]}
+    )
+    assert r.status_code == 422 and "only as a whole, as mcp__mark__mark" in r.text, r.text
     r = await client.post("/api/profiles", json={**body, "disallowed_tools": ["Bash(git push:*)"]})
     assert r.status_code == 201, r.text
     profile = r.json()
-    # A stored rule never reaches Codex's start: it must go in the profile's list.
-    r = await client.post(
-        f"/api/profiles/{profile['id']}/rules", json={"rule": "Bash(rm:*)", "decision": "deny"}
-    )
-    assert r.status_code == 422 and "profile's disallowed tools" in r.text, r.text
+    # A stored rule never reaches Codex's start: it must go in the profile's list. For MCP
+    # that matters in full access, where Codex calls MCP tools without asking.
+    for rule in ["Bash(rm:*)", "mcp__mark", "mcp__mark__mark"]:
+        r = await client.post(
+            f"/api/profiles/{profile['id']}/rules", json={"rule": rule, "decision": "deny"}
+        )
+        assert r.status_code == 422, (rule, r.text)
+        assert f"add {rule} there" in r.text and "profile's disallowed tools" in r.text, r.text
+    r = await client.get(f"/api/profiles/{profile['id']}/rules")
+    assert r.json() == [], r.text
 
 
 MARK_INPUT = {"text": "apricot"}
@@ -154,6 +163,7 @@ CALL_MARK = {
     "input": MARK_INPUT,
 }
 REFUSED_MARK = {"match": "cancelled", "text": "The mark was refused: ", "quote_result": True}
+RULE = "mcp__mark"
 
 
 @pytest.mark.conformance("mcp", backend="codex")
@@ -194,17 +204,16 @@ async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_ho
     assert found["reply"]["why"] == "after_tool_rule:mcp__mark", found["reply"]
     assert any("marked apricot" in t for t in request_texts(answered))
 
-    # A rule for the whole server refuses the next call before it reaches the server.
-    r = await client.post(
-        f"/api/profiles/{profile['id']}/rules", json={"rule": "mcp__mark", "decision": "deny"}
-    )
-    assert r.status_code == 201, r.text
+    # A deny rule added to the profile while its Codex runs reaches Codex's config only at
+    # the next start; until then the app's answer refuses the call Codex asks about.
+    r = await client.patch(f"/api/profiles/{profile['id']}", json={"disallowed_tools": [RULE]})
+    assert r.status_code == 200, r.text
     await send(client, sid, "use mark again")
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
     second = turn_of(events, 2)
     decisions = of_kind(second, "permission_decision")
     assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
-        ("deny", "rule", "mcp__mark")
+        ("deny", "rule", RULE)
     ], decisions
     assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
     assert mcp_calls(log) == [("mark", MARK_INPUT)]
@@ -212,6 +221,84 @@ async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_ho
     said = [a["text"] for a in of_kind(second, "assistant_message")]
     assert len(said) == 1 and said[0].startswith("The mark was refused: "), said
     assert said[0].endswith('"user cancelled MCP tool call"}]'), said
+
+
+STAMP = {"text": "plum"}
+# The model calls the denied tool unprompted, by the name it would have in the server's
+# namespace (no search offered it), then the other tool once Codex has answered.
+GUESS_MARK = {"match": "mark it", "tool": "mcp__mark__mark", "input": MARK_INPUT, "force": True}
+UNKNOWN = "unsupported call: mcp__markmark"
+
+
+def after_the_guess(stamp_tool: str) -> list[dict[str, Any]]:
+    """After-tool rules: report both answers, or the refusal of the other tool, else call it."""
+    return [
+        {"match": "stamped plum", "text": "Both answered: ", "quote_result": True},
+        {"match": "cancelled", "text": "The stamp was refused: ", "quote_result": True},
+        {"match": UNKNOWN, "tool": stamp_tool, "input": STAMP, "force": True},
+    ]
+
+
+@pytest.mark.parametrize("mode", ["default", "plan", "bypassPermissions"])
+@pytest.mark.parametrize(
+    ("deny", "stamp_server"), [("mcp__mark__mark", "mark"), ("mcp__mark", "spare")]
+)
+async def test_a_profile_mcp_deny_rule_is_kept_by_codex_in_every_mode(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    codex_bin: Path,
+    codex_env: dict[str, str],
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+    mode: str,
+    deny: str,
+    stamp_server: str,
+) -> None:
+    """A profile's ``mcp__mark__mark`` keeps that tool from Codex (its server's other tool
+    still answers) and ``mcp__mark`` the whole server (another server still answers), also in
+    full access, where Codex asks about no MCP call."""
+    log, mark = mark_server(tmp_path)
+    (tmp_path / "spare").mkdir()
+    spare_log, spare = mark_server(tmp_path / "spare")
+    servers = {"mark": {**mark, "args": [*mark["args"], "stamp"]}}
+    servers["spare"] = {**spare, "args": [*spare["args"], "stamp"]}
+    profile = await make_profile(
+        "codex",
+        [str(codex_bin)],
+        codex_env,
+        model=MODEL,
+        mcp_servers=servers,
+        disallowed_tools=[deny],
+    )
+    stamp_tool = f"mcp__{stamp_server}__stamp"
+    rules = {"rules": [GUESS_MARK], "after_tool_rules": after_the_guess(stamp_tool)}
+    fake_model.set_rules({**rules, "chunk_delay": 0.0})
+    sid = await new_session(client, profile)
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": mode, "confirm": True})
+    assert r.status_code == 200, r.text
+    await send(client, sid, "mark it")
+    if mode == "default":
+        # Codex asks about the other tool, never about the denied one.
+        request = await the_pending_request(client, sid)
+        assert (request["tool"], request["input"]) == (stamp_tool, STAMP), request
+        await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert ("mark", MARK_INPUT) not in mcp_calls(log) + mcp_calls(spare_log)
+    # A server denied whole is not even started.
+    assert log.exists() == (deny != "mcp__mark")
+    asked = [row["tool"] for row in await permission_rows(client, sid)]
+    assert asked == ([] if mode == "bypassPermissions" else [stamp_tool]), asked
+    said = [a["text"] for a in of_kind(events, "assistant_message")]
+    assert len(said) == 1 and UNKNOWN in said[0], said
+    stamp_log = log if stamp_server == "mark" else spare_log
+    if mode == "plan":
+        # The app's plan mode refuses MCP calls: the other tool is reached only when allowed.
+        assert said[0].startswith("The stamp was refused: "), said
+        assert mcp_calls(stamp_log) == []
+    else:
+        assert said[0].startswith("Both answered: ") and "stamped plum" in said[0], said
+        assert mcp_calls(stamp_log) == [("stamp", STAMP)]
 
 
 @pytest.mark.conformance("images", backend="codex")
