@@ -1,0 +1,101 @@
+"""Qwen Code (``@qwen-code/qwen-code``, bin ``qwen``) over ACP: ``qwen --acp``.
+
+What the real CLI (0.24.4) does, and so what this brain does (docs/backends.md):
+
+- New sessions start in its ``auto`` mode, where a classifier model call decides and a
+  question arrives only when the classifier fails; the ACP brain switches the session to
+  the profile's mode at start, as for claude-agent-acp. ``acceptEdits`` is its
+  ``auto-edit``, ``bypassPermissions`` its ``yolo``; ``plan`` and ``default`` keep their names.
+- ACP tool calls carry titles, not names, and for an MCP tool qwen's title is the call's
+  arguments (``{"text":"apricot"}``). Its own name comes in ``_meta.toolName``
+  (``mcp__<server>__<tool>``, Claude Code's spelling), which this brain takes as the tool,
+  so the profile's rules (``mcp__server``) match MCP calls as on every other backend.
+- It resumes with ``session/resume`` (no replay) and also offers ``session/load``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from app.brains import register
+from app.brains.acp import AcpBrain
+from app.brains.base import BrainConfig, BrainFacts
+from app.brains.events import BrainEvent, PermissionAsked, ToolCall
+
+if TYPE_CHECKING:
+    from acp.schema import PermissionOption as AcpPermissionOption
+    from acp.schema import RequestPermissionResponse, ToolCallUpdate
+
+    from app.brains.acp_updates import SessionUpdate
+
+__all__ = ["QwenBrain"]
+
+MCP_PREFIX = "mcp__"
+
+
+@register
+class QwenBrain(AcpBrain):
+    """Qwen Code driven over ACP on stdio."""
+
+    name = "qwen"
+    label = "Qwen Code"
+    executable = "qwen"
+    install_hint = (
+        "npm i -g @qwen-code/qwen-code (needs Node.js 22), then set OPENAI_API_KEY (with "
+        "OPENAI_BASE_URL and OPENAI_MODEL) or a provider in ~/.qwen/settings.json"
+    )
+    install_command = "npm i -g @qwen-code/qwen-code"
+    install_note = (
+        "Needs Node.js 22; then set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL) "
+        "or a provider in ~/.qwen/settings.json."
+    )
+    instructions_file = "QWEN.md"
+    facts = BrainFacts(
+        resume="session/new returns the id (a UUID); a later process continues it with "
+        "session/resume (no replay). Chats live under ~/.qwen/projects/<cwd with / as ->/, "
+        "so the same HOME is needed.",
+        permission_prompt="session/request_permission before commands, edits, writes and "
+        "MCP calls (allow once / allow always / reject); reads and searches run unasked.",
+        process_lifetime="`qwen --acp` serves many turns, one session/prompt each; "
+        "session/cancel stops a turn.",
+    )
+    default_argv = ("qwen", "--acp")
+    mode_map = {"acceptEdits": "auto-edit", "bypassPermissions": "yolo"}
+    quirks = (
+        "Starts new sessions in its auto mode, where a classifier model call decides and a "
+        "question arrives only when that fails; Angelia switches it to the profile's mode "
+        "at start. Reads QWEN.md and AGENTS.md of the project."
+    )
+
+    def __init__(self, config: BrainConfig) -> None:
+        super().__init__(config)
+        # tool call id → qwen's own name of an MCP tool (from ``_meta.toolName``).
+        self._mcp_tools: dict[str, str] = {}
+
+    def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
+        if getattr(update, "session_update", None) in ("tool_call", "tool_call_update"):
+            self._note_mcp_tool(update)
+        super().on_session_update(session_id, update)
+
+    async def on_permission_request(
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]
+    ) -> RequestPermissionResponse:
+        self._note_mcp_tool(tool_call)
+        return await super().on_permission_request(session_id, tool_call, options)
+
+    def _note_mcp_tool(self, update: Any) -> None:
+        meta = getattr(update, "field_meta", None)
+        name = meta.get("toolName") if isinstance(meta, Mapping) else None
+        # Only MCP tools: commands, edits and reads are named by their ACP kind, which a
+        # name in _meta must not override.
+        if isinstance(name, str) and name.startswith(MCP_PREFIX) and update.kind in (None, "other"):
+            self._mcp_tools[update.tool_call_id] = name
+
+    def _emit(self, event: BrainEvent) -> None:
+        if isinstance(event, PermissionAsked | ToolCall):
+            named = self._mcp_tools.get(event.tool_call_id)
+            if named is not None:
+                event = replace(event, tool=named)
+        super()._emit(event)
