@@ -10,6 +10,12 @@ What the real CLI (0.24.4) does, and so what this brain does (docs/backends.md):
   arguments (``{"text":"apricot"}``). Its own name comes in ``_meta.toolName``
   (``mcp__<server>__<tool>``, Claude Code's spelling), which this brain takes as the tool,
   so the profile's rules (``mcp__server``) match MCP calls as on every other backend.
+- Its two "always" options write an allow rule (``Bash(touch *)``) into the project's
+  ``.qwen/settings.json`` or the user's ``~/.qwen/settings.json``, where it would hold for
+  every later qwen in that folder, inside Angelia or not, unseen by the app and beyond the
+  reach of its rules page. So the user sees one "allow always", qwen is answered "allow
+  once", and the app's own rule for the profile (which every "allow always" stores)
+  answers the later calls: qwen's settings are never written.
 - It resumes with ``session/resume`` (no replay) and also offers ``session/load``.
 """
 
@@ -21,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.brains import register
 from app.brains.acp import AcpBrain
-from app.brains.base import BrainConfig, BrainFacts
+from app.brains.base import BrainConfig, BrainFacts, PermissionAnswer
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 
 if TYPE_CHECKING:
@@ -33,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["QwenBrain"]
 
 MCP_PREFIX = "mcp__"
+ALLOW_ALWAYS = "allow_always"
+ALLOW_ALWAYS_LABEL = "Allow always (a rule of this profile)"
 
 
 @register
@@ -83,7 +91,13 @@ class QwenBrain(AcpBrain):
         self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]
     ) -> RequestPermissionResponse:
         self._note_mcp_tool(tool_call)
-        return await super().on_permission_request(session_id, tool_call, options)
+        return await super().on_permission_request(session_id, tool_call, one_always(options))
+
+    async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:
+        if answer.choice == ALLOW_ALWAYS:
+            # qwen would save the allowance in its settings files; the app's rule keeps it.
+            answer = replace(answer, choice="allow_once", option_id="")
+        await super().answer_permission(request_id, answer)
 
     def _note_mcp_tool(self, update: Any) -> None:
         meta = getattr(update, "field_meta", None)
@@ -99,3 +113,13 @@ class QwenBrain(AcpBrain):
             if named is not None:
                 event = replace(event, tool=named)
         super()._emit(event)
+
+
+def one_always(options: Sequence[AcpPermissionOption]) -> list[AcpPermissionOption]:
+    """qwen's options with its "always" ones (project, user) folded into one, named for
+    what the app does with it."""
+    always = [o for o in options if o.kind == ALLOW_ALWAYS]
+    rest = [o for o in options if o.kind != ALLOW_ALWAYS]
+    if not always:
+        return rest
+    return [always[0].model_copy(update={"name": ALLOW_ALWAYS_LABEL}), *rest]

@@ -1,0 +1,109 @@
+"""Qwen Code (``qwen --acp``, 0.24.4) through Angelia's API, offline against the fake model.
+
+What only qwen needs checking beyond the shared scenarios (test_real_scenarios.py and
+test_real_acp_agents.py run it too): its "always" answers would be saved in its own
+settings files, so the app keeps them as its own rule instead; it starts in a classifier
+mode the app leaves at once; and it reports the context size.
+"""
+
+# The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes.fake_model_server import FakeModelServer
+from tests.helpers import count, of_kind, send, wait_for_events
+from tests.real.common import node22_bin  # noqa: F401 (qwen_env asks for it by name)
+from tests.real.conftest import ProfileFactory
+from tests.real.steps import (
+    TIMEOUT,
+    Agent,
+    decide,
+    main_requests,
+    new_session,
+    permission_rows,
+    real_agent,
+    the_pending_request,
+    turn_of,
+)
+
+pytestmark = pytest.mark.real_cli
+
+
+@pytest.fixture
+def agent(request: pytest.FixtureRequest) -> Agent:
+    """Qwen Code as a profile runs it (``agent_session`` makes a session of it)."""
+    return real_agent(request, "qwen")
+
+
+@pytest.mark.conformance("allow_always", backend="qwen")
+async def test_allow_always_is_the_profiles_rule_and_qwen_saves_nothing(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
+) -> None:
+    qwen = agent
+    user_settings = qwen.home / ".qwen" / "settings.json"
+    first = await new_session(client, make_profile, qwen)
+    await send(client, first, "BASH: touch a.txt")
+    request = await the_pending_request(client, first)
+    # qwen's two "always" options (project, user) are one, named for what it does. In its
+    # "auto" mode qwen would offer no "always" but "Switch to Default Mode and allow once":
+    # the app put the session in default mode at start.
+    options = [(o["label"], o["choice"]) for o in request["options"]]
+    assert options == [
+        ("Allow always (a rule of this profile)", "allow_always"),
+        ("Allow", "allow_once"),
+        ("Reject", "deny"),
+    ], options
+    await decide(client, request["id"], "allow_always")
+    await wait_for_events(client, first, count("turn_end"), timeout=TIMEOUT)
+    assert (project_dir / "a.txt").exists()
+
+    # Nothing was written into qwen's settings, the project's or the user's.
+    assert not (project_dir / ".qwen").exists(), list((project_dir / ".qwen").rglob("*"))
+    assert "permissions" not in json.loads(user_settings.read_text())
+    profile_id = (await client.get(f"/api/sessions/{first}")).json()["profile_id"]
+    rules = (await client.get(f"/api/profiles/{profile_id}/rules")).json()
+    assert [(r["rule"], r["decision"]) for r in rules] == [("Bash(touch:*)", "allow")], rules
+
+    # The profile's rule answers the next call: nobody is asked.
+    (project_dir / "a.txt").unlink()
+    await send(client, first, "BASH: touch a.txt")
+    events = await wait_for_events(client, first, count("turn_end", 2), timeout=TIMEOUT)
+    second = turn_of(events, 2)
+    decisions = of_kind(second, "permission_decision")
+    assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "rule")]
+    assert (project_dir / "a.txt").exists()
+
+    # Without that rule another session's qwen asks again: it kept no allowance itself.
+    r = await client.delete(f"/api/profiles/{profile_id}/rules/{rules[0]['id']}")
+    assert r.status_code == 204, r.text
+    other = await new_session(client, make_profile, qwen)
+    await send(client, other, "BASH: touch b.txt")
+    request = await the_pending_request(client, other)
+    await decide(client, request["id"], "deny")
+    await wait_for_events(client, other, count("turn_end"), timeout=TIMEOUT)
+    assert not (project_dir / "b.txt").exists()
+    assert [r["source"] for r in await permission_rows(client, other)] == ["user"]
+
+
+async def test_a_turn_reports_the_context_size(
+    client: httpx.AsyncClient, agent_session: str, fake_model: FakeModelServer
+) -> None:
+    sid = agent_session
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert [a["text"] for a in of_kind(events, "assistant_message")] == ["hello from fake"]
+    # The context size is the model's contextLimit from qwen's model list (200 000 for a
+    # model it does not know), the used part what the last request took.
+    usage = of_kind(events, "usage")
+    assert usage and usage[-1]["size"] == 200_000 > usage[-1]["used"] > 0, usage
+    end = of_kind(events, "turn_end")[0]
+    assert (end["stop_reason"], end["is_error"]) == ("end_turn", False), end
+    # Besides the turn, qwen sends its own side requests (a memory extraction, with tools).
+    assert {r["body"]["model"] for r in main_requests(fake_model)} == {"fake-model"}
