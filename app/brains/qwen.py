@@ -16,6 +16,9 @@ What the real CLI (0.24.4) does, and so what this brain does (docs/backends.md):
   reach of its rules page. So the user sees one "allow always", qwen is answered "allow
   once", and the app's own rule for the profile (which every "allow always" stores)
   answers the later calls: qwen's settings are never written.
+- It reads (``read_file``), greps and globs inside the session's folder without asking
+  (a read outside asks), so a deny rule for ``Read``, ``Grep`` or ``Glob`` could never be
+  applied there: such rules are refused (``runs_unasked``).
 - It resumes with ``session/resume`` (no replay) and also offers ``session/load``.
 """
 
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.brains import register
 from app.brains.acp import AcpBrain
@@ -65,10 +68,12 @@ class QwenBrain(AcpBrain):
         "session/resume (no replay). Chats live under ~/.qwen/projects/<cwd with / as ->/, "
         "so the same HOME is needed.",
         permission_prompt="session/request_permission before commands, edits, writes and "
-        "MCP calls (allow once / allow always / reject); reads and searches run unasked.",
+        "MCP calls (allow once / allow always / reject); reads, greps and globs inside the "
+        "folder run unasked.",
         process_lifetime="`qwen --acp` serves many turns, one session/prompt each; "
         "session/cancel stops a turn.",
     )
+    runs_unasked: ClassVar[frozenset[str]] = frozenset({"Read", "Grep", "Glob"})
     default_argv = ("qwen", "--acp")
     mode_map = {"acceptEdits": "auto-edit", "bypassPermissions": "yolo"}
     quirks = (

@@ -3,7 +3,8 @@
 What only qwen needs checking beyond the shared scenarios (test_real_scenarios.py and
 test_real_acp_agents.py run it too): its "always" answers would be saved in its own
 settings files, so the app keeps them as its own rule instead; it starts in a classifier
-mode the app leaves at once; and it reports the context size.
+mode the app leaves at once; it reads inside its folder unasked, so deny rules for reads
+are refused; and it reports the context size.
 """
 
 # The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
@@ -19,6 +20,7 @@ import pytest
 
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, of_kind, send, wait_for_events
+from tests.real.common import new_chat as new_session_of
 from tests.real.common import node22_bin  # noqa: F401 (qwen_env asks for it by name)
 from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
@@ -107,3 +109,43 @@ async def test_a_turn_reports_the_context_size(
     assert (end["stop_reason"], end["is_error"]) == ("end_turn", False), end
     # Besides the turn, qwen sends its own side requests (a memory extraction, with tools).
     assert {r["body"]["model"] for r in main_requests(fake_model)} == {"fake-model"}
+
+
+async def test_deny_rules_for_what_qwen_runs_unasked_are_refused(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    (project_dir / "notes.txt").write_text("apricot\n")
+    read = {"file_path": str(project_dir / "notes.txt")}
+    fake_model.set_rules({"rules": [{"match": "read it", "tool": "read_file", "input": read}]})
+    profile = await make_profile(agent.backend, agent.command, agent.env)
+    sid = await new_session_of(client, profile)
+    await send(client, sid, "read it")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert [r["output"] for r in of_kind(events, "tool_result")] == ["apricot\n"], events
+    assert await permission_rows(client, sid) == []
+    # qwen reads, greps and globs inside its folder without asking: such a rule could
+    # never be applied, so it is refused rather than kept and ignored.
+    for rule in ("Read(secrets/**)", "Grep", "Glob"):
+        r = await client.post(
+            f"/api/profiles/{profile['id']}/rules", json={"rule": rule, "decision": "deny"}
+        )
+        tool = rule.split("(")[0]
+        assert r.status_code == 422 and f"runs {tool} without asking" in r.text, r.text
+    body = {
+        "name": "qwen refusing reads",
+        "backend": "qwen",
+        "cwd": str(project_dir),
+        "command": agent.command,
+        "disallowed_tools": ["Read"],
+    }
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 422 and "Read" in r.text, r.text
+    # What qwen asks about can still be denied.
+    r = await client.post(
+        f"/api/profiles/{profile['id']}/rules", json={"rule": "Bash(rm:*)", "decision": "deny"}
+    )
+    assert r.status_code == 201, r.text
