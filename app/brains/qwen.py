@@ -16,6 +16,10 @@ What the real CLI (0.24.4) does, and so what this brain does (docs/backends.md):
   reach of its rules page. So the user sees one "allow always", qwen is answered "allow
   once", and the app's own rule for the profile (which every "allow always" stores)
   answers the later calls: qwen's settings are never written.
+- Leaving plan mode (its ``exit_plan_mode``, kind ``switch_mode``) offers "restore
+  previous mode" first. For a session that started in plan mode that is qwen's ``auto``,
+  where its classifier, not the app's rules, lets calls run: the option is not offered,
+  so approving the plan goes on in ``default`` (or ``auto-edit`` for "allow always").
 - It reads (``read_file``), greps and globs inside the session's folder without asking
   (a read outside asks), so a deny rule for ``Read``, ``Grep`` or ``Glob`` could never be
   applied there: such rules are refused (``runs_unasked``).
@@ -43,6 +47,8 @@ __all__ = ["QwenBrain"]
 
 MCP_PREFIX = "mcp__"
 ALLOW_ALWAYS = "allow_always"
+PLAN_EXIT_KIND = "switch_mode"
+RESTORE_PREVIOUS = "restore_previous"
 ALLOW_ALWAYS_LABEL = "Allow always (a rule of this profile)"
 
 
@@ -86,6 +92,8 @@ class QwenBrain(AcpBrain):
         super().__init__(config)
         # tool call id → qwen's own name of an MCP tool (from ``_meta.toolName``).
         self._mcp_tools: dict[str, str] = {}
+        # Open questions that leave plan mode: their "always" is auto-edit, kept by qwen.
+        self._plan_exits: set[str] = set()
 
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
         if getattr(update, "session_update", None) in ("tool_call", "tool_call_update"):
@@ -96,12 +104,17 @@ class QwenBrain(AcpBrain):
         self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[AcpPermissionOption]
     ) -> RequestPermissionResponse:
         self._note_mcp_tool(tool_call)
-        return await super().on_permission_request(session_id, tool_call, one_always(options))
+        if tool_call.kind == PLAN_EXIT_KIND:
+            shown = [o for o in options if o.option_id != RESTORE_PREVIOUS]
+        else:
+            shown = one_always(options)
+        return await super().on_permission_request(session_id, tool_call, shown)
 
     async def answer_permission(self, request_id: str, answer: PermissionAnswer) -> None:
-        if answer.choice == ALLOW_ALWAYS:
+        if answer.choice == ALLOW_ALWAYS and request_id not in self._plan_exits:
             # qwen would save the allowance in its settings files; the app's rule keeps it.
             answer = replace(answer, choice="allow_once", option_id="")
+        self._plan_exits.discard(request_id)
         await super().answer_permission(request_id, answer)
 
     def _note_mcp_tool(self, update: Any) -> None:
@@ -113,6 +126,8 @@ class QwenBrain(AcpBrain):
             self._mcp_tools[update.tool_call_id] = name
 
     def _emit(self, event: BrainEvent) -> None:
+        if isinstance(event, PermissionAsked) and event.tool_kind == PLAN_EXIT_KIND:
+            self._plan_exits.add(event.request_id)
         if isinstance(event, PermissionAsked | ToolCall):
             named = self._mcp_tools.get(event.tool_call_id)
             if named is not None:

@@ -149,3 +149,44 @@ async def test_deny_rules_for_what_qwen_runs_unasked_are_refused(
         f"/api/profiles/{profile['id']}/rules", json={"rule": "Bash(rm:*)", "decision": "deny"}
     )
     assert r.status_code == 201, r.text
+
+
+@pytest.mark.conformance("plan_mode", backend="qwen")
+async def test_approving_a_plan_goes_on_in_default_mode_not_in_qwens_auto(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    project_dir: Path,
+    fake_model: FakeModelServer,
+) -> None:
+    plan = {"plan": "1. touch planned.txt"}
+    fake_model.set_rules({"rules": [{"match": "plan it", "tool": "exit_plan_mode", "input": plan}]})
+    profile = await make_profile(agent.backend, agent.command, agent.env, permission_mode="plan")
+    sid = await new_session_of(client, profile)
+    await send(client, sid, "BASH: touch planned.txt")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    # In plan mode qwen refuses the command itself: no card, no file.
+    assert not (project_dir / "planned.txt").exists()
+    assert await permission_rows(client, sid) == []
+
+    await send(client, sid, "plan it")
+    request = await the_pending_request(client, sid)
+    # Not "Yes, restore previous mode (auto)": this session came from qwen's auto mode.
+    options = [(o["label"], o["choice"]) for o in request["options"]]
+    assert options == [
+        ("Yes, and auto-accept edits", "allow_always"),
+        ("Yes, and manually approve edits", "allow_once"),
+        ("No, keep planning (esc)", "deny"),
+    ], options
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert [m["mode"] for m in of_kind(turn_of(events, 2), "mode_changed")] == ["default"]
+
+    # The approved plan's command now asks, as in default mode (auto would offer to
+    # "Switch to Default Mode"), and a refusal keeps the folder as it was.
+    await send(client, sid, "BASH: touch planned.txt")
+    request = await the_pending_request(client, sid)
+    assert [o["choice"] for o in request["options"]] == ["allow_always", "allow_once", "deny"]
+    await decide(client, request["id"], "deny")
+    await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
+    assert not (project_dir / "planned.txt").exists()
