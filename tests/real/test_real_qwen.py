@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -38,6 +39,15 @@ from tests.real.steps import (
 pytestmark = pytest.mark.real_cli
 
 
+async def question(
+    client: httpx.AsyncClient, sid: str, message: str
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """Send ``message``; the question it raises and that question's (label, choice)s."""
+    await send(client, sid, message)
+    request = await the_pending_request(client, sid)
+    return request, [(o["label"], o["choice"]) for o in request["options"]]
+
+
 @pytest.fixture
 def agent(request: pytest.FixtureRequest) -> Agent:
     """Qwen Code as a profile runs it (``agent_session`` makes a session of it)."""
@@ -51,12 +61,10 @@ async def test_allow_always_is_the_profiles_rule_and_qwen_saves_nothing(
     qwen = agent
     user_settings = qwen.home / ".qwen" / "settings.json"
     first = await new_session(client, make_profile, qwen)
-    await send(client, first, "BASH: touch a.txt")
-    request = await the_pending_request(client, first)
+    request, options = await question(client, first, "BASH: touch a.txt")
     # qwen's two "always" options (project, user) are one, named for what it does. In its
     # "auto" mode qwen would offer no "always" but "Switch to Default Mode and allow once":
     # the app put the session in default mode at start.
-    options = [(o["label"], o["choice"]) for o in request["options"]]
     assert options == [
         ("Allow always (a rule of this profile)", "allow_always"),
         ("Allow", "allow_once"),
@@ -169,10 +177,8 @@ async def test_approving_a_plan_goes_on_in_default_mode_not_in_qwens_auto(
     assert not (project_dir / "planned.txt").exists()
     assert await permission_rows(client, sid) == []
 
-    await send(client, sid, "plan it")
-    request = await the_pending_request(client, sid)
+    request, options = await question(client, sid, "plan it")
     # Not "Yes, restore previous mode (auto)": this session came from qwen's auto mode.
-    options = [(o["label"], o["choice"]) for o in request["options"]]
     assert options == [
         ("Yes, and auto-accept edits", "allow_always"),
         ("Yes, and manually approve edits", "allow_once"),
@@ -184,9 +190,8 @@ async def test_approving_a_plan_goes_on_in_default_mode_not_in_qwens_auto(
 
     # The approved plan's command now asks, as in default mode (auto would offer to
     # "Switch to Default Mode"), and a refusal keeps the folder as it was.
-    await send(client, sid, "BASH: touch planned.txt")
-    request = await the_pending_request(client, sid)
-    assert [o["choice"] for o in request["options"]] == ["allow_always", "allow_once", "deny"]
+    request, options = await question(client, sid, "BASH: touch planned.txt")
+    assert [choice for _, choice in options] == ["allow_always", "allow_once", "deny"]
     await decide(client, request["id"], "deny")
     await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
     assert not (project_dir / "planned.txt").exists()
