@@ -23,19 +23,27 @@ What the real CLI (0.24.4) does, and so what this brain does (docs/backends.md):
 - It reads (``read_file``), greps and globs inside the session's folder without asking
   (a read outside asks), so a deny rule for ``Read``, ``Grep`` or ``Glob`` could never be
   applied there: such rules are refused (``runs_unasked``).
+- With folder trust off (its default) qwen obeys the folder's own ``.qwen/settings.json``:
+  a ``permissions.allow`` entry there let ``touch`` run with no question reaching the app.
+  A repository could ship one, so a session does not start in a folder whose settings
+  allow tools, add hooks or MCP servers, or set an approval mode (``folder_loosenings``);
+  turning folder trust on instead would cost MCP servers and privileged modes.
 - It resumes with ``session/resume`` (no replay) and also offers ``session/load``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, PermissionAnswer
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
+from app.errors import BrainStartError
 
 if TYPE_CHECKING:
     from acp.schema import PermissionOption as AcpPermissionOption
@@ -95,6 +103,22 @@ class QwenBrain(AcpBrain):
         # Open questions that leave plan mode: their "always" is auto-edit, kept by qwen.
         self._plan_exits: set[str] = set()
 
+    async def start(self) -> None:
+        """Refuse a folder whose own qwen settings would let tools run unasked, then start.
+
+        Raises:
+            BrainStartError: The folder's ``.qwen/settings.json`` loosens what qwen asks.
+        """
+        settings = Path(self.config.cwd) / ".qwen" / "settings.json"
+        found = folder_loosenings(settings)
+        if found:
+            raise BrainStartError(
+                f"{self.label} would obey this folder's {settings}, which sets "
+                f"{', '.join(found)}: tools could run without Angelia asking. Remove those "
+                "settings from the folder to run Qwen Code here."
+            )
+        await super().start()
+
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
         if getattr(update, "session_update", None) in ("tool_call", "tool_call_update"):
             self._note_mcp_tool(update)
@@ -143,3 +167,34 @@ def one_always(options: Sequence[AcpPermissionOption]) -> list[AcpPermissionOpti
     if not always:
         return rest
     return [always[0].model_copy(update={"name": ALLOW_ALWAYS_LABEL}), *rest]
+
+
+# Settings of a folder that let qwen act without asking or run commands of the folder's
+# choosing: allow rules (measured), and, read from its settings, hooks, MCP servers and
+# a default approval mode.
+LOOSENING_KEYS = (("permissions", "allow"), ("hooks",), ("mcpServers",), ("tools", "approvalMode"))
+
+
+def folder_loosenings(settings: Path) -> list[str]:
+    """The loosening keys a folder's qwen ``settings`` file sets (empty: none, or no file).
+
+    A file that cannot be read as JSON (qwen also takes comments) counts as loosening:
+    what it holds cannot be checked."""
+    try:
+        text = settings.read_text("utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return [f"something unreadable ({settings.name} could not be read)"]
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        return ["something this check cannot read (not plain JSON)"]
+    found = []
+    for path in LOOSENING_KEYS:
+        value = data
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value not in (None, [], {}, ""):
+            found.append(".".join(path))
+    return found
