@@ -266,7 +266,10 @@ class ModeIn(BaseModel):
 class ModelIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/\[\]@-]*$")
+    # Parentheses: Qwen Code's model ids are "<id>(<auth type>)".
+    model: str = Field(
+        min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/\[\]()@-]*$"
+    )
 
 
 class ModelChoice(BaseModel):

@@ -89,7 +89,8 @@ async def _turn(brain: AcpBrain, rec: EventRecorder, text: str = "go", n: int = 
 # -- registry and catalog -------------------------------------------------------------------
 async def test_catalog_rows_are_brains() -> None:
     backends = set(available_backends())
-    assert backends == {"acp", "claude", "claude-acp", "codex", "gemini", "grok", "opencode", "pi"}
+    acp_classes = {"claude-acp", "codex", "gemini", "grok", "opencode", "pi", "qwen"}
+    assert backends == {"acp", "claude", *acp_classes}
     gemini = get_brain_class("gemini")
     assert gemini is get_brain_class("gemini") and issubclass(gemini, AcpBrain)
     assert (gemini.name, gemini.label, gemini.executable) == ("gemini", "Gemini CLI", "gemini")

@@ -10,6 +10,7 @@ Env (each executable defaults to its `.ci/setup` cache location):
     ANGELIA_CLAUDE_ACP_BIN     the claude-agent-acp executable (Claude Code's ACP adapter)
     ANGELIA_GROK_BIN           the grok executable (Grok Build, run as `grok agent stdio`)
     ANGELIA_CODEX_BIN          the codex-acp executable (Codex's ACP adapter)
+    ANGELIA_QWEN_BIN           the qwen executable (Qwen Code, run as `qwen --acp` on Node 22)
     ANGELIA_REQUIRE_REAL_CLI   "1": a missing CLI fails the test instead of skipping it
 """
 
@@ -37,6 +38,7 @@ GEMINI_CLI_VERSION = "0.61.0"
 CLAUDE_AGENT_ACP_VERSION = "0.101.0"
 GROK_CLI_VERSION = "0.2.111"
 CODEX_ACP_VERSION = "2.6.0"
+QWEN_CODE_VERSION = "0.24.4"
 
 
 def _cache() -> Path:
@@ -282,3 +284,49 @@ async def agent_session(
     assert r.status_code == 201, r.text
     session_id: str = r.json()["id"]
     return session_id
+
+
+@pytest.fixture(scope="session")
+def qwen_bin() -> Path:
+    """The real Qwen Code executable (``cli-entry.js``, which needs Node.js 22)."""
+    default = _cache() / f"qwen-code-{QWEN_CODE_VERSION}" / "node_modules" / ".bin" / "qwen"
+    return setup_executable("ANGELIA_QWEN_BIN", default, "qwen CLI")
+
+
+@pytest.fixture
+def qwen_env(
+    fake_model: FakeModelServer, tmp_path: Path, qwen_bin: Path, node22_bin: Path
+) -> dict[str, str]:
+    """The complete environment for a real ``qwen --acp`` talking to ``fake_model``.
+
+    ``node22_bin`` comes from ``common``, which the asking module imports. The fresh HOME's
+    ``~/.qwen/settings.json`` picks the OpenAI-compatible auth type (so no login is asked
+    for) and lists two models at the fake, whose key qwen reads from ``FAKE_MODEL_KEY``;
+    update checks, usage statistics and telemetry are off. Sessions land in
+    ``$HOME/.qwen/projects/<cwd with / as ->/chats/``.
+    """
+    home = tmp_path / "qwen-home"
+    (home / ".qwen").mkdir(parents=True, exist_ok=True)
+    models = [
+        {
+            "id": name,
+            "name": name,
+            "baseUrl": f"{fake_model.url}/v1",
+            "envKey": "FAKE_MODEL_KEY",
+            # Unknown to qwen, a model counts as text-only, and an image would reach it
+            # only as the text "[image: image/png]".
+            "generationConfig": {"modalities": {"image": True}},
+        }
+        for name in ("fake-model", "fake-model-2")
+    ]
+    settings = {
+        "security": {"auth": {"selectedType": "openai"}},
+        "modelProviders": {"openai": models},
+        "model": {"name": "fake-model"},
+        "general": {"enableAutoUpdate": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+    }
+    (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
+    path = [str(node22_bin.parent), os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")]
+    return {"PATH": os.pathsep.join(path), "HOME": str(home), "FAKE_MODEL_KEY": "fake-key"}

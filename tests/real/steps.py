@@ -68,6 +68,9 @@ def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
     if backend == "pi":
         pi_acp: Path = request.getfixturevalue("pi_acp_bin")
         return Agent("pi", [str(pi_acp)], request.getfixturevalue("pi_env"))
+    if backend == "qwen":
+        qwen: Path = request.getfixturevalue("qwen_bin")
+        return Agent("qwen", [str(qwen), "--acp"], request.getfixturevalue("qwen_env"))
     raise ValueError(f"no real agent set up for {backend!r}")
 
 

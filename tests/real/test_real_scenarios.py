@@ -52,7 +52,7 @@ from tests.real.test_real_claude_images_rewind import png
 pytestmark = pytest.mark.real_cli
 
 
-@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok", "opencode", "pi"])
+@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok", "opencode", "pi", "qwen"])
 def agent(request: pytest.FixtureRequest) -> Agent:
     return real_agent(request, request.param)
 
@@ -170,7 +170,9 @@ async def test_allow_always_spares_the_next_question(
         assert (project_dir / "a.txt").exists()
 
 
-@pytest.mark.parametrize("agent", ["claude", "claude-acp", "grok", "opencode", "pi"], indirect=True)
+@pytest.mark.parametrize(
+    "agent", ["claude", "claude-acp", "grok", "opencode", "pi", "qwen"], indirect=True
+)
 @pytest.mark.conformance("mcp")
 async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
     client: httpx.AsyncClient,
@@ -221,7 +223,7 @@ async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
     assert mcp_calls(log) == [("mark", MARK_INPUT)]
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "qwen"], indirect=True)
 @pytest.mark.conformance("plan_mode")
 async def test_plan_mode_keeps_the_files_untouched(
     client: httpx.AsyncClient,
@@ -244,7 +246,9 @@ async def test_plan_mode_keeps_the_files_untouched(
     assert of_kind(second, "mode_changed") or of_kind(events, "mode_changed"), kinds(events)
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "grok", "opencode", "pi"], indirect=True)
+@pytest.mark.parametrize(
+    "agent", ["gemini", "claude-acp", "grok", "opencode", "pi", "qwen"], indirect=True
+)
 @pytest.mark.conformance("images", result={"grok": "refused"})
 async def test_an_image_reaches_the_model_and_rewind_is_refused(
     client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
@@ -295,7 +299,7 @@ async def test_gemini_refuses_a_profile_with_mcp_servers(
     assert "only in a folder it trusts" in r.text, r.text
 
 
-@pytest.mark.parametrize("agent", ["claude", "gemini", "claude-acp", "grok"], indirect=True)
+@pytest.mark.parametrize("agent", ["claude", "gemini", "claude-acp", "grok", "qwen"], indirect=True)
 async def test_dont_ask_runs_only_what_a_rule_allows(
     client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
 ) -> None:
