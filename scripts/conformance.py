@@ -34,7 +34,7 @@ from app.brains.conformance import FEATURES, RESULTS  # noqa: E402
 APP_COPY = ROOT / "app" / "brains" / "conformance.json"
 DOCS = ROOT / "docs" / "backends.md"
 START, END = "<!-- conformance-table:start -->", "<!-- conformance-table:end -->"
-ORDER = ["claude", "grok", "gemini", "claude-acp", "opencode", "codex", "pi"]
+ORDER = ["claude", "grok", "gemini", "claude-acp", "opencode", "codex", "pi", "copilot"]
 # backend → the pinned packages in .ci/setup that make up what was tested.
 PINS = {
     "claude": [("Claude Code", "CLAUDE_CODE_VERSION")],
@@ -46,6 +46,7 @@ PINS = {
     "pi": [("pi", "PI_VERSION"), ("pi-acp", "PI_ACP_VERSION")],
     # codex-acp runs the codex app-server of the @openai/codex it depends on.
     "codex": [("codex-acp", "CODEX_ACP_VERSION")],
+    "copilot": [("@github/copilot", "COPILOT_VERSION")],
 }
 
 

@@ -89,7 +89,17 @@ async def _turn(brain: AcpBrain, rec: EventRecorder, text: str = "go", n: int = 
 # -- registry and catalog -------------------------------------------------------------------
 async def test_catalog_rows_are_brains() -> None:
     backends = set(available_backends())
-    assert backends == {"acp", "claude", "claude-acp", "codex", "gemini", "grok", "opencode", "pi"}
+    assert backends == {
+        "acp",
+        "claude",
+        "claude-acp",
+        "codex",
+        "copilot",
+        "gemini",
+        "grok",
+        "opencode",
+        "pi",
+    }
     gemini = get_brain_class("gemini")
     assert gemini is get_brain_class("gemini") and issubclass(gemini, AcpBrain)
     assert (gemini.name, gemini.label, gemini.executable) == ("gemini", "Gemini CLI", "gemini")

@@ -10,6 +10,7 @@ Env (each executable defaults to its `.ci/setup` cache location):
     ANGELIA_CLAUDE_ACP_BIN     the claude-agent-acp executable (Claude Code's ACP adapter)
     ANGELIA_GROK_BIN           the grok executable (Grok Build, run as `grok agent stdio`)
     ANGELIA_CODEX_BIN          the codex-acp executable (Codex's ACP adapter)
+    ANGELIA_COPILOT_BIN        the copilot executable (GitHub Copilot CLI, run as `copilot --acp`)
     ANGELIA_REQUIRE_REAL_CLI   "1": a missing CLI fails the test instead of skipping it
 """
 
@@ -37,6 +38,7 @@ GEMINI_CLI_VERSION = "0.61.0"
 CLAUDE_AGENT_ACP_VERSION = "0.101.0"
 GROK_CLI_VERSION = "0.2.111"
 CODEX_ACP_VERSION = "2.6.0"
+COPILOT_VERSION = "1.0.102"
 
 
 def _cache() -> Path:
@@ -282,3 +284,36 @@ async def agent_session(
     assert r.status_code == 201, r.text
     session_id: str = r.json()["id"]
     return session_id
+
+
+def default_copilot_bin() -> Path:
+    return _cache() / f"copilot-{COPILOT_VERSION}" / "node_modules" / ".bin" / "copilot"
+
+
+@pytest.fixture(scope="session")
+def copilot_bin() -> Path:
+    """The real GitHub Copilot CLI executable (an ACP agent with ``--acp``)."""
+    return setup_executable("ANGELIA_COPILOT_BIN", default_copilot_bin(), "copilot CLI")
+
+
+@pytest.fixture
+def copilot_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
+    """The complete environment for a real ``copilot --acp`` talking to ``fake_model``.
+
+    ``COPILOT_PROVIDER_BASE_URL`` is its "bring your own key" provider (OpenAI chat
+    completions here), which needs no GitHub login; ``COPILOT_OFFLINE`` turns off
+    everything else it would reach (GitHub sign-in, telemetry, its GitHub MCP server, web
+    tools, updates). Sessions land in ``$HOME/.copilot/session-state/<id>/``.
+    """
+    home = tmp_path / "copilot-home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_PROVIDER_BASE_URL": f"{fake_model.url}/v1",
+        "COPILOT_PROVIDER_TYPE": "openai",
+        "COPILOT_PROVIDER_API_KEY": "sk-fake",
+        "COPILOT_MODEL": "fake-model",
+        "COPILOT_AUTO_UPDATE": "false",
+    }

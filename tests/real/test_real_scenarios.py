@@ -52,7 +52,7 @@ from tests.real.test_real_claude_images_rewind import png
 pytestmark = pytest.mark.real_cli
 
 
-@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok", "opencode", "pi"])
+@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok", "opencode", "pi", "copilot"])
 def agent(request: pytest.FixtureRequest) -> Agent:
     return real_agent(request, request.param)
 
@@ -107,12 +107,13 @@ async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
 
 
 # How each agent's model calls the test server's tool. Claude Code loads MCP tools on
-# demand (ToolSearch), so the fake calls it unoffered; OpenCode names it <server>_<tool>;
-# grok reaches MCP tools through its own use_tool.
+# demand (ToolSearch), so the fake calls it unoffered; OpenCode names it <server>_<tool>,
+# copilot <server>-<tool>; grok reaches MCP tools through its own use_tool.
 MARK_INPUT = {"text": "apricot"}
 USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": MARK_INPUT, "force": True}
 USE_MARK_BY_BACKEND = {
     "opencode": {"match": "use mark", "tool": "mark_mark", "input": MARK_INPUT},
+    "copilot": {"match": "use mark", "tool": "mark-mark", "input": MARK_INPUT},
     "grok": {
         "match": "use mark",
         "tool": "use_tool",
@@ -136,7 +137,7 @@ async def mark_session(
     return log, sid
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "copilot"], indirect=True)
 @pytest.mark.conformance("allow_always")
 async def test_allow_always_spares_the_next_question(
     client: httpx.AsyncClient,
@@ -170,7 +171,9 @@ async def test_allow_always_spares_the_next_question(
         assert (project_dir / "a.txt").exists()
 
 
-@pytest.mark.parametrize("agent", ["claude", "claude-acp", "grok", "opencode", "pi"], indirect=True)
+@pytest.mark.parametrize(
+    "agent", ["claude", "claude-acp", "grok", "opencode", "pi", "copilot"], indirect=True
+)
 @pytest.mark.conformance("mcp")
 async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
     client: httpx.AsyncClient,
@@ -221,7 +224,7 @@ async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
     assert mcp_calls(log) == [("mark", MARK_INPUT)]
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "copilot"], indirect=True)
 @pytest.mark.conformance("plan_mode")
 async def test_plan_mode_keeps_the_files_untouched(
     client: httpx.AsyncClient,
@@ -244,7 +247,9 @@ async def test_plan_mode_keeps_the_files_untouched(
     assert of_kind(second, "mode_changed") or of_kind(events, "mode_changed"), kinds(events)
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "grok", "opencode", "pi"], indirect=True)
+@pytest.mark.parametrize(
+    "agent", ["gemini", "claude-acp", "grok", "opencode", "pi", "copilot"], indirect=True
+)
 @pytest.mark.conformance("images", result={"grok": "refused"})
 async def test_an_image_reaches_the_model_and_rewind_is_refused(
     client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
@@ -295,7 +300,9 @@ async def test_gemini_refuses_a_profile_with_mcp_servers(
     assert "only in a folder it trusts" in r.text, r.text
 
 
-@pytest.mark.parametrize("agent", ["claude", "gemini", "claude-acp", "grok"], indirect=True)
+@pytest.mark.parametrize(
+    "agent", ["claude", "gemini", "claude-acp", "grok", "copilot"], indirect=True
+)
 async def test_dont_ask_runs_only_what_a_rule_allows(
     client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
 ) -> None:

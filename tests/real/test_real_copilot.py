@@ -1,0 +1,124 @@
+"""GitHub Copilot CLI 1.0.102 (``copilot --acp``) through Angelia, against the fake model server.
+
+Copilot runs offline with its "bring your own key" provider: ``COPILOT_PROVIDER_BASE_URL``
+points it at the fake's OpenAI chat completions and ``COPILOT_OFFLINE`` turns off GitHub
+sign-in, telemetry, updates and its GitHub MCP server (``copilot_env``). The scenarios of
+``test_real_acp_agents.py`` and ``test_real_scenarios.py`` run for copilot too (streamed
+answer, allow once, deny, resume after a restart, model switch refused, deny rules,
+interrupt, allow always, plan mode, images); these are the ones where copilot differs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fakes.fake_model_server import FakeModelServer
+from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real.conftest import ProfileFactory
+from tests.real.steps import (
+    TIMEOUT,
+    Agent,
+    decide,
+    new_session,
+    real_agent,
+    requests_with,
+    the_pending_request,
+)
+
+pytestmark = pytest.mark.real_cli
+
+
+@pytest.fixture
+def agent(request: pytest.FixtureRequest) -> Agent:
+    return real_agent(request, "copilot")
+
+
+async def test_context_size_is_reported_and_the_profiles_model_goes_on_the_command_line(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+) -> None:
+    # Copilot lists no models over ACP with a provider of one's own: --model carries it.
+    sid = await new_session(client, make_profile, agent, model="fake-other")
+    await send(client, sid, "say hi")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    asked = [e["body"]["model"] for e in requests_with(fake_model, "say hi")]
+    assert asked and set(asked) == {"fake-other"}, asked
+    usage = of_kind(events, "usage")
+    assert usage and all(u["size"] > u["used"] > 0 for u in usage), usage
+    end = of_kind(events, "turn_end")[0]
+    assert (end["stop_reason"], end["is_error"]) == ("end_turn", False), end
+
+
+async def test_allow_always_does_not_reach_another_session(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
+) -> None:
+    profile = await make_profile(agent.backend, agent.command, agent.env)
+    sessions = []
+    for _ in range(2):
+        r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
+        sessions.append(r.json()["id"])
+    first, second = sessions
+    await send(client, first, "BASH: touch a.txt")
+    await decide(client, (await the_pending_request(client, first))["id"], "allow_always")
+    await wait_for_events(client, first, count("turn_end"), timeout=TIMEOUT)
+    await send(client, first, "BASH: touch a.txt")
+
+    # copilot answered the repeat itself, so nothing new reached the app.
+    events = await wait_for_events(client, first, count("turn_end", 2), timeout=TIMEOUT)
+    assert len(of_kind(events, "permission_request")) == 1, kinds(events)
+
+    # Another session's copilot asks again: it kept the answer in its own session only
+    # (the app's own rule, stored with the profile and shown on its page, then answers).
+    (project_dir / "a.txt").unlink()
+    await send(client, second, "BASH: touch a.txt")
+    events = await wait_for_events(client, second, count("turn_end"), timeout=TIMEOUT)
+    assert len(of_kind(events, "permission_request")) == 1, kinds(events)
+    decisions = of_kind(events, "permission_decision")
+    assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "rule")]
+    assert (project_dir / "a.txt").exists()
+
+
+async def test_what_copilot_lacks_is_refused_and_what_the_app_keeps_holds(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    project_dir: Path,
+) -> None:
+    base = {"name": "copilot", "backend": "copilot", "cwd": str(project_dir)}
+    r = await client.post("/api/profiles", json={**base, "reasoning_effort": "high"})
+    assert r.status_code == 422 and "cannot take a reasoning effort" in r.text, r.text
+    r = await client.post("/api/profiles", json={**base, "permission_mode": "acceptEdits"})
+    assert r.status_code == 422 and "acceptEdits" in r.text, r.text
+
+    sid = await new_session(client, make_profile, agent)
+    await send(client, sid, "say hi")
+    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "acceptEdits"})
+    assert r.status_code == 422 and "no 'acceptEdits' mode" in r.text, r.text
+
+    # bypassPermissions is the app's to keep: copilot still asks, the app allows.
+    r = await client.post(
+        f"/api/sessions/{sid}/mode", json={"mode": "bypassPermissions", "confirm": True}
+    )
+    assert r.status_code == 200, r.text
+    await send(client, sid, "BASH: touch bypassed.txt")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    assert (project_dir / "bypassed.txt").exists()
+    decisions = of_kind(events, "permission_decision")
+    assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")]
+    session = (await client.get(f"/api/sessions/{sid}")).json()
+    assert session["permission_mode"] == "bypassPermissions", session
+
+    # Back to plan: copilot's own plan mode refuses the command without asking.
+    r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "plan"})
+    assert r.status_code == 200, r.text
+    await send(client, sid, "BASH: touch planned.txt")
+    events = await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
+    assert not (project_dir / "planned.txt").exists()
+    assert len(of_kind(events, "permission_decision")) == 1
