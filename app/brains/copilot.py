@@ -42,8 +42,6 @@ __all__ = ["AGENT_MODE", "PLAN_MODE_ID", "CopilotBrain", "copilot_mcp_config"]
 _MODES = "https://agentclientprotocol.com/protocol/session-modes#"
 AGENT_MODE = _MODES + "agent"
 PLAN_MODE_ID = _MODES + "plan"
-# The app's modes kept by answering copilot's questions in its asking mode.
-_KEPT_BY_APP = ("bypassPermissions", "dontAsk")
 # Characters copilot is taken to replace in the <server>-<tool> names of MCP tools (only
 # plain names were measured).
 _MCP_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -136,17 +134,6 @@ class CopilotBrain(AcpBrain):
             # copilot has read it by the time its session is open.
             shutil.rmtree(folder, ignore_errors=True)
             self._mcp_file = None
-
-    async def set_permission_mode(self, mode: str) -> None:
-        if mode in _KEPT_BY_APP:
-            # The app answers the questions by the session's mode; copilot must ask them.
-            self._mode = mode
-            await self._session.switch_mode(AGENT_MODE)
-            return
-        await super().set_permission_mode(mode)
-
-    def _kept_by_app(self, mode: str) -> bool:
-        return mode in _KEPT_BY_APP
 
     def _emit(self, event: BrainEvent) -> None:
         # Rules are written in Claude Code's names for every backend.
