@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.services.permissions.readonly import plan_mode_denial
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
@@ -23,10 +24,12 @@ from tests.real.steps import (
     Agent,
     decide,
     new_session,
+    permission_rows,
     real_agent,
     requests_with,
     the_pending_request,
 )
+from tests.real.test_real_plan_mode import allow_every_card_until_the_turn_ends, folder_state
 
 pytestmark = pytest.mark.real_cli
 
@@ -122,3 +125,32 @@ async def test_what_copilot_lacks_is_refused_and_what_the_app_keeps_holds(
     events = await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
     assert not (project_dir / "planned.txt").exists()
     assert len(of_kind(events, "permission_decision")) == 1
+
+
+@pytest.mark.conformance("plan_mode", backend="copilot")
+async def test_plan_mode_runs_no_command_copilot_asks_about_whatever_is_allowed(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
+) -> None:
+    # copilot's own plan mode blocks what it can tell writes (touch, a redirection) but
+    # asks about commands it cannot judge, and runs them once allowed (measured: sh -c
+    # 'touch …' and python3 -c "open(…, 'w')" made their files). The app refuses those.
+    (project_dir / "notes.txt").write_text("apricot jam\n")
+    before = folder_state(project_dir)
+    sid = await new_session(client, make_profile, agent, permission_mode="plan")
+    commands = ["sh -c 'touch viash.txt'", "python3 -c \"open('sneaky.txt', 'w')\""]
+    allowed: list[str] = []
+    for turn, command in enumerate([*commands, "touch planned.txt"], start=1):
+        await send(client, sid, f"BASH: {command}")
+        events, cards = await allow_every_card_until_the_turn_ends(client, sid, turn)
+        allowed += cards
+
+    assert folder_state(project_dir) == before
+    assert allowed == []
+    decisions = of_kind(events, "permission_decision")
+    assert [(d["tool"], d["decision"], d["source"]) for d in decisions] == [
+        ("Bash", "deny", "mode"),
+        ("Bash", "deny", "mode"),
+    ]
+    assert {d["message"] for d in decisions} == {plan_mode_denial("Bash")}
+    rows = await permission_rows(client, sid)
+    assert sorted(r["input"]["command"] for r in rows) == sorted(commands)
