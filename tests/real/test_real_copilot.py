@@ -10,23 +10,30 @@ interrupt, allow always, plan mode, images); these are the ones where copilot di
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import httpx
 import pytest
 
 from app.services.permissions.readonly import plan_mode_denial
+from app.settings import Settings
+from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
     TIMEOUT,
     Agent,
+    backend_pid,
     decide,
+    mark_server,
+    mcp_calls,
     new_session,
     permission_rows,
     real_agent,
     requests_with,
+    restarted_app,
     the_pending_request,
 )
 from tests.real.test_real_plan_mode import allow_every_card_until_the_turn_ends, folder_state
@@ -154,3 +161,45 @@ async def test_plan_mode_runs_no_command_copilot_asks_about_whatever_is_allowed(
     assert {d["message"] for d in decisions} == {plan_mode_denial("Bash")}
     rows = await permission_rows(client, sid)
     assert sorted(r["input"]["command"] for r in rows) == sorted(commands)
+
+
+async def use_mark(client: httpx.AsyncClient, sid: str, turn: int) -> None:
+    """Ask for the test MCP server's tool, check the question names it, allow it once."""
+    await send(client, sid, "use mark")
+    request = await the_pending_request(client, sid)
+    assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
+    await decide(client, request["id"], "allow_once")
+    await wait_for_events(client, sid, count("turn_end", turn), timeout=TIMEOUT)
+
+
+async def test_mcp_servers_go_through_a_private_file_that_is_gone_once_open(
+    settings: Settings,
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+) -> None:
+    log, mark = mark_server(tmp_path)
+    mark["env"] = {"MARK_TOKEN": "not-on-the-command-line"}
+    fake_model.set_rules(
+        {"rules": [{"match": "use mark", "tool": "mark-mark", "input": {"text": "apricot"}}]}
+    )
+    sid = await new_session(client, make_profile, agent, mcp_servers={"mark": mark})
+    await use_mark(client, sid, 1)
+    assert mcp_calls(log) == [("mark", {"text": "apricot"})]
+
+    # The servers (and their env) are in a file, not in copilot's command line, which any
+    # local user can read; the file is removed once copilot has opened its session.
+    argv = Path(f"/proc/{backend_pid(server, sid)}/cmdline").read_bytes().split(b"\0")
+    at = argv.index(b"--additional-mcp-config") + 1
+    assert argv[at].startswith(b"@") and not Path(argv[at][1:].decode()).exists(), argv
+    assert b"not-on-the-command-line" not in b" ".join(argv)
+    assert not list(Path(tempfile.gettempdir()).glob("angelia-copilot-*"))
+
+    # A new process after a restart gets them again.
+    await server.stop()
+    async with restarted_app(settings) as again:
+        await use_mark(again, sid, 2)
+    assert mcp_calls(log) == [("mark", {"text": "apricot"})] * 2
