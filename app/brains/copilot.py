@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import replace
@@ -35,6 +34,7 @@ from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
+from app.brains.mcp_names import McpNames
 from app.transport import build_env
 
 __all__ = ["AGENT_MODE", "PLAN_MODE_ID", "CopilotBrain", "copilot_mcp_config"]
@@ -42,9 +42,6 @@ __all__ = ["AGENT_MODE", "PLAN_MODE_ID", "CopilotBrain", "copilot_mcp_config"]
 _MODES = "https://agentclientprotocol.com/protocol/session-modes#"
 AGENT_MODE = _MODES + "agent"
 PLAN_MODE_ID = _MODES + "plan"
-# Characters copilot is taken to replace in the <server>-<tool> names of MCP tools (only
-# plain names were measured).
-_MCP_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @register
@@ -103,11 +100,7 @@ class CopilotBrain(AcpBrain):
         super().__init__(replace(config, mcp_servers={}))
         self._mcp_servers = dict(config.mcp_servers)
         self._mcp_file: Path | None = None
-        # Longest first, so a server whose name extends another's is matched whole.
-        self._mcp_prefixes = sorted(
-            ((_MCP_UNSAFE.sub("_", name) + "-", name) for name in config.mcp_servers),
-            key=lambda pair: -len(pair[0]),
-        )
+        self._mcp_names = McpNames(config.mcp_servers, "-")
         # tool_call_id → Claude Code's name of the MCP tool it calls.
         self._mcp_calls: dict[str, str] = {}
 
@@ -146,10 +139,7 @@ class CopilotBrain(AcpBrain):
 
     def claude_name(self, tool: str) -> str:
         """``mcp__<server>__<tool>`` for copilot's ``<server>-<tool>``, else ``tool``."""
-        for prefix, server in self._mcp_prefixes:
-            if tool.startswith(prefix) and len(tool) > len(prefix):
-                return f"mcp__{server}__{tool[len(prefix) :]}"
-        return tool
+        return self._mcp_names.claude_name(tool) or tool
 
 
 def copilot_mcp_config(
