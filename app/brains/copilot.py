@@ -15,6 +15,11 @@ What the real CLI (1.0.102) does, and so what this brain adds to the generic ACP
   session is open. Their tools are ``<server>-<tool>`` in the transcript, and the question
   about one names only the tool, so the brain names both ``mcp__<server>__<tool>``, the
   name every backend's rules use.
+- It runs the shell commands of the folder's ``.github/hooks/*.json`` (at session start,
+  before every prompt and tool) without asking, in every session: measured with a
+  ``sessionStart`` hook that ran as the session opened. Those would bypass the app's
+  questions, so the brain does not start copilot in a folder (or a git checkout) that
+  has any; the user's own hooks (``~/.copilot/hooks``) are theirs to keep.
 - With a provider of one's own (``COPILOT_PROVIDER_BASE_URL``) it lists no models over
   ACP: the profile's model goes on its command line (``--model``), and a switch mid-session
   is refused.
@@ -35,9 +40,10 @@ from app.brains.acp import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.brains.mcp_names import McpNames
+from app.errors import BrainStartError
 from app.transport import build_env
 
-__all__ = ["AGENT_MODE", "PLAN_MODE_ID", "CopilotBrain", "copilot_mcp_config"]
+__all__ = ["AGENT_MODE", "PLAN_MODE_ID", "CopilotBrain", "copilot_mcp_config", "repo_hooks"]
 
 _MODES = "https://agentclientprotocol.com/protocol/session-modes#"
 AGENT_MODE = _MODES + "agent"
@@ -111,6 +117,13 @@ class CopilotBrain(AcpBrain):
         return argv
 
     async def start(self) -> None:
+        if not self._started and (hooks := repo_hooks(Path(self.config.cwd))):
+            raise BrainStartError(
+                f"{self.label} runs the shell commands of a folder's hook files without "
+                f"asking, and this folder has {', '.join(str(h) for h in hooks)}. Angelia "
+                "does not start it here: remove or move the hooks, or run copilot in a "
+                "terminal."
+            )
         if not self._mcp_servers or self._started:
             await super().start()
             return
@@ -140,6 +153,20 @@ class CopilotBrain(AcpBrain):
     def claude_name(self, tool: str) -> str:
         """``mcp__<server>__<tool>`` for copilot's ``<server>-<tool>``, else ``tool``."""
         return self._mcp_names.claude_name(tool) or tool
+
+
+def repo_hooks(cwd: Path) -> list[Path]:
+    """The hook files copilot would load for ``cwd``: ``.github/hooks/*.json`` there and
+    at the root of the git checkout it is in (the docs say the working directory; the
+    root is checked too, which only ever refuses more)."""
+    folders = [cwd]
+    for folder in [cwd, *cwd.parents]:
+        if (folder / ".git").exists():
+            folders.append(folder)
+            break
+    return sorted(
+        {hook for folder in folders for hook in (folder / ".github" / "hooks").glob("*.json")}
+    )
 
 
 def copilot_mcp_config(

@@ -6,10 +6,12 @@ and the shared real-CLI scenarios.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from app.brains.base import BrainConfig
-from app.brains.copilot import CopilotBrain, copilot_mcp_config
+from app.brains.copilot import CopilotBrain, copilot_mcp_config, repo_hooks
 from app.errors import BrainStartError
 
 
@@ -61,3 +63,16 @@ def test_mcp_tools_get_the_names_rules_use() -> None:
     # session/new gets none: copilot refuses stdio servers there.
     assert brain.config.mcp_servers == {}
     assert "--additional-mcp-config" not in brain.build_argv()
+
+
+def test_hook_files_are_found_in_the_folder_and_at_its_checkouts_root(tmp_path: Path) -> None:
+    sub = tmp_path / "repo" / "src"
+    sub.mkdir(parents=True)
+    assert repo_hooks(sub) == []
+    (tmp_path / "repo" / ".git").mkdir()
+    for folder in (sub, tmp_path / "repo"):
+        (folder / ".github" / "hooks").mkdir(parents=True)
+    (sub / ".github" / "hooks" / "a.json").write_text("{}")
+    (tmp_path / "repo" / ".github" / "hooks" / "b.json").write_text("{}")
+    (tmp_path / "repo" / ".github" / "hooks" / "notes.md").write_text("")
+    assert [p.name for p in repo_hooks(sub)] == ["b.json", "a.json"]

@@ -10,6 +10,7 @@ interrupt, allow always, plan mode, images); these are the ones where copilot di
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -203,3 +204,23 @@ async def test_mcp_servers_go_through_a_private_file_that_is_gone_once_open(
     async with restarted_app(settings) as again:
         await use_mark(again, sid, 2)
     assert mcp_calls(log) == [("mark", {"text": "apricot"})] * 2
+
+
+async def test_a_folder_with_hooks_copilot_would_run_unasked_is_refused(
+    client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
+) -> None:
+    # copilot 1.0.102 runs a folder's .github/hooks commands as its session opens, before
+    # any question (measured: this hook's file appeared).
+    hooks = project_dir / ".github" / "hooks"
+    hooks.mkdir(parents=True)
+    hook = {"type": "command", "bash": "touch hook_ran.txt"}
+    (hooks / "h.json").write_text(
+        json.dumps({"version": 1, "hooks": {"sessionStart": [hook], "preToolUse": [hook]}})
+    )
+    sid = await new_session(client, make_profile, agent)
+    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "say hi"})
+    assert r.status_code >= 400 and "hook files without asking" in r.text, r.text
+    assert "h.json" in r.text, r.text
+    assert not (project_dir / "hook_ran.txt").exists()
+    events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
+    assert of_kind(events, "assistant_message") == []
