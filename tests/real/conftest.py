@@ -303,7 +303,9 @@ def copilot_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
     ``COPILOT_PROVIDER_BASE_URL`` is its "bring your own key" provider (OpenAI chat
     completions here), which needs no GitHub login; ``COPILOT_OFFLINE`` turns off
     everything else it would reach (GitHub sign-in, telemetry, its GitHub MCP server, web
-    tools, updates). Sessions land in ``$HOME/.copilot/session-state/<id>/``.
+    tools, updates). Sessions land in ``$HOME/.copilot/session-state/<id>/``. The native
+    binary unpacks its package (235 MB) on first start into ``COPILOT_PKG_CACHE_HOME``,
+    which is shared, not the test's fresh HOME, so that happens once per machine.
     """
     home = tmp_path / "copilot-home"
     home.mkdir(exist_ok=True)
@@ -316,4 +318,5 @@ def copilot_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
         "COPILOT_PROVIDER_API_KEY": "sk-fake",
         "COPILOT_MODEL": "fake-model",
         "COPILOT_AUTO_UPDATE": "false",
+        "COPILOT_PKG_CACHE_HOME": str(_cache() / f"copilot-{COPILOT_VERSION}" / "pkg-cache"),
     }
