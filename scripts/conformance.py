@@ -34,7 +34,9 @@ from app.brains.conformance import FEATURES, RESULTS  # noqa: E402
 APP_COPY = ROOT / "app" / "brains" / "conformance.json"
 DOCS = ROOT / "docs" / "backends.md"
 START, END = "<!-- conformance-table:start -->", "<!-- conformance-table:end -->"
-ORDER = ["claude", "grok", "gemini", "claude-acp", "opencode", "codex", "pi", "qwen"]
+ORDER = [
+    "claude", "grok", "gemini", "claude-acp", "opencode", "codex", "pi", "qwen", "copilot",
+]
 # backend → the pinned packages in .ci/setup that make up what was tested.
 PINS = {
     "claude": [("Claude Code", "CLAUDE_CODE_VERSION")],
@@ -47,6 +49,7 @@ PINS = {
     # codex-acp runs the codex app-server of the @openai/codex it depends on.
     "codex": [("codex-acp", "CODEX_ACP_VERSION")],
     "qwen": [("qwen-code", "QWEN_CODE_VERSION")],
+    "copilot": [("@github/copilot", "COPILOT_VERSION")],
 }
 
 

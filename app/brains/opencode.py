@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from app.brains import register
 from app.brains.acp import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
+from app.brains.mcp_names import McpNames
 from app.errors import BrainStartError
 
 if TYPE_CHECKING:
@@ -39,9 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["CONFIG_VARIABLE", "OpenCodeBrain", "angelia_config"]
 
 CONFIG_VARIABLE = "OPENCODE_CONFIG_CONTENT"
-# Characters a tool name cannot hold; OpenCode is taken to write them as "_" in the
-# <server>_<tool> names of MCP tools (only plain server names were measured).
-_MCP_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 ACCEPT_EDITS_AGENT = "accept-edits"
 
 # OpenCode evaluates permission rules last match first, so "*" comes first and the
@@ -194,11 +191,7 @@ class OpenCodeBrain(AcpBrain):
             mine = _merge(parsed, mine)
         env = {**config.env, CONFIG_VARIABLE: json.dumps(mine)}
         super().__init__(replace(config, env=env))
-        # Longest first, so a server whose name extends another's is matched whole.
-        self._mcp_prefixes = sorted(
-            ((_MCP_UNSAFE.sub("_", name) + "_", name) for name in config.mcp_servers),
-            key=lambda pair: -len(pair[0]),
-        )
+        self._mcp_names = McpNames(config.mcp_servers, "_")
 
     async def start(self) -> None:
         mode = self.config.permission_mode
@@ -237,7 +230,4 @@ class OpenCodeBrain(AcpBrain):
 
     def claude_name(self, tool: str) -> str:
         """Claude Code's name for an OpenCode tool (MCP or read-only), else ``tool``."""
-        for prefix, server in self._mcp_prefixes:
-            if tool.startswith(prefix) and len(tool) > len(prefix):
-                return f"mcp__{server}__{tool[len(prefix) :]}"
-        return _CLAUDE_NAMES.get(tool, tool)
+        return self._mcp_names.claude_name(tool) or _CLAUDE_NAMES.get(tool, tool)

@@ -89,7 +89,7 @@ async def _turn(brain: AcpBrain, rec: EventRecorder, text: str = "go", n: int = 
 # -- registry and catalog -------------------------------------------------------------------
 async def test_catalog_rows_are_brains() -> None:
     backends = set(available_backends())
-    acp_classes = {"claude-acp", "codex", "gemini", "grok", "opencode", "pi", "qwen"}
+    acp_classes = {"claude-acp", "codex", "copilot", "gemini", "grok", "opencode", "pi", "qwen"}
     assert backends == {"acp", "claude", *acp_classes}
     gemini = get_brain_class("gemini")
     assert gemini is get_brain_class("gemini") and issubclass(gemini, AcpBrain)

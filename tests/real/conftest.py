@@ -11,6 +11,7 @@ Env (each executable defaults to its `.ci/setup` cache location):
     ANGELIA_GROK_BIN           the grok executable (Grok Build, run as `grok agent stdio`)
     ANGELIA_CODEX_BIN          the codex-acp executable (Codex's ACP adapter)
     ANGELIA_QWEN_BIN           the qwen executable (Qwen Code, run as `qwen --acp` on Node 22)
+    ANGELIA_COPILOT_BIN        the copilot executable (GitHub Copilot CLI, run as `copilot --acp`)
     ANGELIA_REQUIRE_REAL_CLI   "1": a missing CLI fails the test instead of skipping it
 """
 
@@ -39,6 +40,7 @@ CLAUDE_AGENT_ACP_VERSION = "0.101.0"
 GROK_CLI_VERSION = "0.2.111"
 CODEX_ACP_VERSION = "2.6.0"
 QWEN_CODE_VERSION = "0.24.4"
+COPILOT_VERSION = "1.0.102"
 
 
 def _cache() -> Path:
@@ -330,3 +332,39 @@ def qwen_env(
     (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
     path = [str(node22_bin.parent), os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")]
     return {"PATH": os.pathsep.join(path), "HOME": str(home), "FAKE_MODEL_KEY": "fake-key"}
+
+
+def default_copilot_bin() -> Path:
+    return _cache() / f"copilot-{COPILOT_VERSION}" / "node_modules" / ".bin" / "copilot"
+
+
+@pytest.fixture(scope="session")
+def copilot_bin() -> Path:
+    """The real GitHub Copilot CLI executable (an ACP agent with ``--acp``)."""
+    return setup_executable("ANGELIA_COPILOT_BIN", default_copilot_bin(), "copilot CLI")
+
+
+@pytest.fixture
+def copilot_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
+    """The complete environment for a real ``copilot --acp`` talking to ``fake_model``.
+
+    ``COPILOT_PROVIDER_BASE_URL`` is its "bring your own key" provider (OpenAI chat
+    completions here), which needs no GitHub login; ``COPILOT_OFFLINE`` turns off
+    everything else it would reach (GitHub sign-in, telemetry, its GitHub MCP server, web
+    tools, updates). Sessions land in ``$HOME/.copilot/session-state/<id>/``. The native
+    binary unpacks its package (235 MB) on first start into ``COPILOT_PKG_CACHE_HOME``,
+    which is shared, not the test's fresh HOME, so that happens once per machine.
+    """
+    home = tmp_path / "copilot-home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_PROVIDER_BASE_URL": f"{fake_model.url}/v1",
+        "COPILOT_PROVIDER_TYPE": "openai",
+        "COPILOT_PROVIDER_API_KEY": "sk-fake",
+        "COPILOT_MODEL": "fake-model",
+        "COPILOT_AUTO_UPDATE": "false",
+        "COPILOT_PKG_CACHE_HOME": str(_cache() / f"copilot-{COPILOT_VERSION}" / "pkg-cache"),
+    }

@@ -65,6 +65,9 @@ def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
     if backend == "opencode":
         opencode: Path = request.getfixturevalue("opencode_bin")
         return Agent("opencode", [str(opencode), "acp"], request.getfixturevalue("opencode_env"))
+    if backend == "copilot":
+        copilot: Path = request.getfixturevalue("copilot_bin")
+        return Agent("copilot", [str(copilot), "--acp"], request.getfixturevalue("copilot_env"))
     if backend == "pi":
         pi_acp: Path = request.getfixturevalue("pi_acp_bin")
         return Agent("pi", [str(pi_acp)], request.getfixturevalue("pi_env"))

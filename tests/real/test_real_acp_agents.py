@@ -75,7 +75,7 @@ OPENCODE_OPTIONS = [
     ("always", "Always allow", "allow_always"),
 ]
 OPENCODE_OPTIONS += [("reject", "Reject", "deny")]
-AGENTS = ["gemini", "claude-acp", "grok", "qwen"]
+AGENTS = ["gemini", "claude-acp", "grok", "qwen", "copilot"]
 
 
 @pytest.fixture(params=AGENTS)
@@ -169,8 +169,11 @@ async def test_text_turns_stream_in_one_process(
     assert session["turns"] == 2 and session["backend_session_id"] == backend_session_id
     second = requests_with(fake_model, "say hi again")
     assert second, [e["reply"] for e in main_requests(fake_model)]
-    # grok wraps each prompt in <user_query> tags.
+    # grok wraps each prompt in <user_query> tags; copilot puts a <current_datetime> block
+    # (and, in the first message, its instructions) before it.
     earlier = [re.sub(r"</?user_query>", "", t).strip() for t in model_texts(second[-1])]
+    if agent.backend == "copilot":
+        earlier = [t.rsplit("\n\n", 1)[-1] for t in earlier]
     assert "say hi" in earlier, model_texts(second[-1])
     if agent.backend in OFFERED_TOOLS:
         # The agent's own tools, offered as OpenAI functions; OpenCode's subagents are
@@ -324,7 +327,7 @@ async def test_restart_resumes_the_agent_session(
         assert "resume=none" in lines[0] and f"resume={backend_session_id}" in lines[1], lines
 
 
-@pytest.mark.conformance("model_switch", result={"gemini": "refused"})
+@pytest.mark.conformance("model_switch", result={"gemini": "refused", "copilot": "refused"})
 async def test_switch_model_through_the_agents_model_option(
     client: httpx.AsyncClient, agent: Agent, agent_session: str, fake_model: FakeModelServer
 ) -> None:
@@ -332,8 +335,9 @@ async def test_switch_model_through_the_agents_model_option(
     await send(client, sid, "first turn")
     await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
     offered = (await client.get(f"/api/sessions/{sid}/models")).json()
-    if agent.backend == "gemini":
-        # Gemini CLI has no model config option: the switch is refused, not pretended.
+    if agent.backend in ("gemini", "copilot"):
+        # Gemini CLI has no model config option, nor has Copilot CLI with a provider of
+        # one's own: the switch is refused, not pretended.
         assert offered["models"] == []
         r = await client.post(f"/api/sessions/{sid}/model", json={"model": "gemini-2.5-pro"})
         assert r.status_code == 422 and "offers no model choice" in r.text, r.text

@@ -52,7 +52,9 @@ from tests.real.test_real_claude_images_rewind import png
 pytestmark = pytest.mark.real_cli
 
 
-@pytest.fixture(params=["claude", "gemini", "claude-acp", "grok", "opencode", "pi", "qwen"])
+@pytest.fixture(
+    params=["claude", "gemini", "claude-acp", "grok", "opencode", "pi", "qwen", "copilot"]
+)
 def agent(request: pytest.FixtureRequest) -> Agent:
     return real_agent(request, request.param)
 
@@ -107,12 +109,13 @@ async def test_interrupt_stops_a_slow_reply_and_the_next_turn_works(
 
 
 # How each agent's model calls the test server's tool. Claude Code loads MCP tools on
-# demand (ToolSearch), so the fake calls it unoffered; OpenCode names it <server>_<tool>;
-# grok reaches MCP tools through its own use_tool.
+# demand (ToolSearch), so the fake calls it unoffered; OpenCode names it <server>_<tool>,
+# copilot <server>-<tool>; grok reaches MCP tools through its own use_tool.
 MARK_INPUT = {"text": "apricot"}
 USE_MARK = {"match": "use mark", "tool": "mcp__mark__mark", "input": MARK_INPUT, "force": True}
 USE_MARK_BY_BACKEND = {
     "opencode": {"match": "use mark", "tool": "mark_mark", "input": MARK_INPUT},
+    "copilot": {"match": "use mark", "tool": "mark-mark", "input": MARK_INPUT},
     "grok": {
         "match": "use mark",
         "tool": "use_tool",
@@ -136,7 +139,7 @@ async def mark_session(
     return log, sid
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp"], indirect=True)
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "copilot"], indirect=True)
 @pytest.mark.conformance("allow_always")
 async def test_allow_always_spares_the_next_question(
     client: httpx.AsyncClient,
@@ -171,7 +174,7 @@ async def test_allow_always_spares_the_next_question(
 
 
 @pytest.mark.parametrize(
-    "agent", ["claude", "claude-acp", "grok", "opencode", "pi", "qwen"], indirect=True
+    "agent", ["claude", "claude-acp", "grok", "opencode", "pi", "qwen", "copilot"], indirect=True
 )
 @pytest.mark.conformance("mcp")
 async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
@@ -223,7 +226,7 @@ async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
     assert mcp_calls(log) == [("mark", MARK_INPUT)]
 
 
-@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "qwen"], indirect=True)
+@pytest.mark.parametrize("agent", ["gemini", "claude-acp", "qwen", "copilot"], indirect=True)
 @pytest.mark.conformance("plan_mode")
 async def test_plan_mode_keeps_the_files_untouched(
     client: httpx.AsyncClient,
@@ -247,7 +250,7 @@ async def test_plan_mode_keeps_the_files_untouched(
 
 
 @pytest.mark.parametrize(
-    "agent", ["gemini", "claude-acp", "grok", "opencode", "pi", "qwen"], indirect=True
+    "agent", ["gemini", "claude-acp", "grok", "opencode", "pi", "qwen", "copilot"], indirect=True
 )
 @pytest.mark.conformance("images", result={"grok": "refused"})
 async def test_an_image_reaches_the_model_and_rewind_is_refused(
@@ -299,7 +302,9 @@ async def test_gemini_refuses_a_profile_with_mcp_servers(
     assert "only in a folder it trusts" in r.text, r.text
 
 
-@pytest.mark.parametrize("agent", ["claude", "gemini", "claude-acp", "grok", "qwen"], indirect=True)
+@pytest.mark.parametrize(
+    "agent", ["claude", "gemini", "claude-acp", "grok", "qwen", "copilot"], indirect=True
+)
 async def test_dont_ask_runs_only_what_a_rule_allows(
     client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, project_dir: Path
 ) -> None:
