@@ -31,6 +31,7 @@ from app.web.board import pages as pages_board
 from app.web.bodylimits import JsonBodyLimits
 from app.web.chat import api, pages
 from app.web.chat import decisions as pages_decisions
+from app.web.chat import files as api_files
 from app.web.deps import AppState
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history
@@ -121,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.signins = signins = SignIns(engine, token)
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
+    app.include_router(api_files.router)
     app.include_router(docs.router)
     app.include_router(api_history.router)
     app.include_router(api_usage.router)
