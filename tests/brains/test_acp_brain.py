@@ -155,7 +155,10 @@ async def test_updates_before_session_new_returns_are_kept(
     _brain, rec = await start_acp()
     events = await rec.wait_for(TitleChanged)
     assert _kinds(events)[:3] == ["BackendSession", "Commands", "TitleChanged"]
-    assert rec.of(Commands)[0].commands == ("init", "review")
+    assert rec.of(Commands)[0].commands == (
+        {"name": "init", "description": "the init command"},
+        {"name": "review", "description": "the review command"},
+    )
 
 
 async def test_generic_acp_needs_a_command(acp_files: FakeAcpFiles) -> None:

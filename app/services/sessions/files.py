@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import hashlib
 import logging
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -75,37 +77,66 @@ class FileList:
     source: str  # "git" or "walk"
     truncated: bool
     built_at: float
-    # Every lowercased path followed by a newline, and where each one starts in it.
+    # Seconds the listing took.
+    took: float
+    # Tells an unchanged listing from a changed one, so a refresh can keep this list.
+    fingerprint: bytes
+    # A newline, then every lowercased path followed by one; and where each path starts.
     _joined: str
     _starts: tuple[int, ...]
+    # How often a character occurs in all paths, counted when a query first needs it.
+    _counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, paths: list[str], source: str, truncated: bool) -> FileList:
+    def build(
+        cls,
+        paths: list[str],
+        source: str,
+        truncated: bool,
+        fingerprint: bytes = b"",
+        took: float = 0.0,
+    ) -> FileList:
         # Shallow paths first, so an empty or short query shows the top of the tree.
         ordered = tuple(sorted(set(paths), key=lambda p: (p.count("/"), p)))
+        lowered = [p.lower() for p in ordered]
         starts = []
-        at = 0
-        for path in ordered:
+        at = 1
+        for low in lowered:
             starts.append(at)
-            at += len(path.lower()) + 1
-        joined = "".join(p.lower() + "\n" for p in ordered)
-        return cls(ordered, source, truncated, time.monotonic(), joined, tuple(starts))
+            at += len(low) + 1
+        joined = "\n" + "".join(low + "\n" for low in lowered)
+        now = time.monotonic()
+        return cls(ordered, source, truncated, now, took, fingerprint, joined, tuple(starts))
 
     def search(self, query: str, limit: int = MAX_RESULTS) -> list[str]:
         """Up to ``limit`` paths holding ``query``'s characters in order, best first."""
         q = "".join(query.lower().split())
         if not q:
             return list(self.paths[:limit])
-        # [^\nc]*c takes the first c each time: a subsequence match without backtracking.
-        body = "".join(f"[^\\n{re.escape(c)}]*{re.escape(c)}" for c in q)
-        pattern = re.compile(f"^{body}", re.MULTILINE)
         found: list[int] = []
-        for match in pattern.finditer(self._joined):
-            found.append(bisect.bisect_right(self._starts, match.start()) - 1)
-            if len(found) >= MAX_SCORED:
-                break
+        for match in self._pattern(q).finditer(self._joined):
+            # The match's last character is always inside the path it matched.
+            index = bisect.bisect_right(self._starts, match.end() - 1) - 1
+            # A path can match twice when the pattern does not start at its beginning.
+            if not found or found[-1] != index:
+                found.append(index)
+                if len(found) >= MAX_SCORED:
+                    break
         ranked = sorted(found, key=lambda i: _rank(self.paths[i], q))
         return [self.paths[i] for i in ranked[:limit]]
+
+    def _pattern(self, q: str) -> re.Pattern[str]:
+        # [^\nc]*+c takes the first c and never backtracks: a subsequence test in one pass.
+        chars = [re.escape(c) for c in q]
+        rest = "".join(f"[^\\n{c}]*+{c}" for c in chars[1:])
+        first = q[0]
+        if first not in self._counts:
+            self._counts[first] = self._joined.count(first)
+        if self._counts[first] < len(self.paths) // 2:
+            # A rare first character: the engine jumps from one to the next.
+            return re.compile(chars[0] + rest)
+        # A common one: each path is read once from its start.
+        return re.compile(f"\\n[^\\n{chars[0]}]*+{chars[0]}" + rest)
 
 
 def _rank(path: str, q: str) -> tuple[int, int, int]:
@@ -123,21 +154,32 @@ def _rank(path: str, q: str) -> tuple[int, int, int]:
     return (tier, low.count("/"), len(low))
 
 
-def list_folder(root: Path) -> FileList:
-    """The folder's files as git sees them, or by a bounded walk outside git."""
-    paths = _git_files(root)
-    if paths is not None:
-        return FileList.build(paths[:MAX_FILES], "git", len(paths) > MAX_FILES)
-    walked, truncated = _walk(root)
-    return FileList.build(walked, "walk", truncated)
+def list_folder(root: Path, previous: FileList | None = None) -> FileList:
+    """The folder's files as git sees them, or by a bounded walk outside git; ``previous``
+    is kept (as new) when nothing changed, which saves sorting and joining it again."""
+    started = time.monotonic()
+    # A refresh runs beside the user's own work: git gets a lower priority then.
+    paths = _git_files(root, nice=previous is not None)
+    source = "git" if paths is not None else "walk"
+    truncated = False
+    if paths is None:
+        paths, truncated = _walk(root)
+    elif len(paths) > MAX_FILES:
+        paths, truncated = paths[:MAX_FILES], True
+    digest = hashlib.blake2b("\0".join(paths).encode(errors="surrogateescape")).digest()
+    took = time.monotonic() - started
+    if previous is not None and (previous.fingerprint, previous.source) == (digest, source):
+        return replace(previous, built_at=time.monotonic(), took=took)
+    return FileList.build(paths, source, truncated, digest, took)
 
 
-def _git_files(root: Path) -> list[str] | None:
+def _git_files(root: Path, *, nice: bool = False) -> list[str] | None:
     """Tracked plus untracked-not-ignored files under ``root``; None outside a repository."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others"]
+            (["nice", "-n", "10"] if nice and shutil.which("nice") else [])
+            + ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others"]
             + ["--exclude-standard", "--deduplicate"],
             cwd=root,
             env=env,
@@ -193,7 +235,10 @@ class FolderFiles:
             if found is None:
                 return None
             self._lists.move_to_end(root)
-            stale = time.monotonic() - found.built_at > self.refresh_after
+            # A listing that takes long (a huge tree, a busy machine) is repeated less
+            # often, so that refreshing never becomes most of the machine's work.
+            wait = max(self.refresh_after, 3 * found.took)
+            stale = time.monotonic() - found.built_at > wait
             if stale and root not in self._refreshing:
                 self._refreshing.add(root)
                 threading.Thread(target=self._refresh, args=(root,), daemon=True).start()
@@ -212,7 +257,9 @@ class FolderFiles:
 
     def _refresh(self, root: Path) -> None:
         try:
-            self._store(root, list_folder(root))
+            with self._lock:
+                previous = self._lists.get(root)
+            self._store(root, list_folder(root, previous))
         except OSError:
             log.warning("could not list %s again", root, exc_info=True)
         finally:
