@@ -73,6 +73,10 @@ async def test_the_filter_finds_characters_in_order_and_puts_file_names_first(
     ]
     assert await listed(client, sid, "files", limit=1) == ["app/services/files.py"]
     assert await listed(client, sid, "zzz") == []
+    # Typed key by key, each answer narrows the one before; the end is the same.
+    for n in range(1, 6):
+        await listed(client, sid, "webfi"[:n])
+    assert await listed(client, sid, "webfi") == ["app/web/chat/files.py"]
     # Characters that mean something to a regular expression are plain characters.
     assert await listed(client, sid, ".*[(") == []
 

@@ -37,6 +37,8 @@ MAX_FILES = 200_000
 MAX_RESULTS = 50
 # Matches scored per query; the list is in shallow-first order, so these are the likeliest.
 MAX_SCORED = 5_000
+# Recent queries whose matches are kept, per list.
+MAX_KEPT_QUERIES = 64
 # Folders whose lists are kept at once (the least recently asked is dropped).
 MAX_FOLDERS = 8
 GIT_TIMEOUT_S = 30.0
@@ -86,6 +88,9 @@ class FileList:
     _starts: tuple[int, ...]
     # How often a character occurs in all paths, counted when a query first needs it.
     _counts: dict[str, int] = field(default_factory=dict)
+    # The complete matches of recent queries (fewer than MAX_SCORED), oldest first.
+    _complete: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    _kept: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def build(
@@ -113,6 +118,19 @@ class FileList:
         q = "".join(query.lower().split())
         if not q:
             return list(self.paths[:limit])
+        found = self._narrowed(q)
+        if found is None:
+            found = self._scan(q)
+        if len(found) < MAX_SCORED:
+            # Complete: a longer query (the next keystroke) only needs to look among these.
+            with self._kept:
+                self._complete[q] = tuple(found)
+                while len(self._complete) > MAX_KEPT_QUERIES:
+                    del self._complete[next(iter(self._complete))]
+        ranked = sorted(found, key=lambda i: _rank(self.paths[i], q))
+        return [self.paths[i] for i in ranked[:limit]]
+
+    def _scan(self, q: str) -> list[int]:
         found: list[int] = []
         for match in self._pattern(q).finditer(self._joined):
             # The match's last character is always inside the path it matched.
@@ -122,8 +140,18 @@ class FileList:
                 found.append(index)
                 if len(found) >= MAX_SCORED:
                     break
-        ranked = sorted(found, key=lambda i: _rank(self.paths[i], q))
-        return [self.paths[i] for i in ranked[:limit]]
+        return found
+
+    def _narrowed(self, q: str) -> list[int] | None:
+        """The matches of ``q`` among those of the longest earlier query it starts with
+        (every path that holds ``q`` in order holds its beginning too); None if none."""
+        with self._kept:
+            kept = [self._complete.get(q[:end]) for end in range(len(q), 0, -1)]
+        earlier = next((found for found in kept if found is not None), None)
+        if earlier is None:
+            return None
+        test = re.compile("".join(f"[^{c}]*+{c}" for c in map(re.escape, q)))
+        return [i for i in earlier if test.match(self.paths[i].lower())]
 
     def _pattern(self, q: str) -> re.Pattern[str]:
         # [^\nc]*+c takes the first c and never backtracks: a subsequence test in one pass.
