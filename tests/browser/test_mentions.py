@@ -8,16 +8,19 @@ shows each command's description as the CLI reported it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Browser, expect
 
 from tests.api.test_chat import make_session as make_fake_session
-from tests.browser.conftest import Browsing
-from tests.conftest import write_scenario
+from tests.browser.conftest import TIMEOUT_MS, Browsing
+from tests.browser.demo import finished_session
+from tests.browser.test_screenshots import shots  # noqa: F401
+from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import send
 from tests.services.git.conftest import init_repo
 
@@ -143,3 +146,39 @@ async def test_the_slash_list_shows_the_descriptions_the_cli_reports(
         ["/deploy-notes Write the deploy notes (project)"]
     )
     assert browsing.log.page_errors == []
+
+
+@pytest.mark.skipif(
+    os.environ.get("ANGELIA_SCREENSHOTS") != "1", reason="set ANGELIA_SCREENSHOTS=1"
+)
+async def test_screenshot_of_the_mention_list(
+    browser: Browser,
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    shots: tuple[Path, Path],  # noqa: F811 (the fixture imported above)
+) -> None:
+    out, cwd = shots
+    init_repo(cwd, {".gitignore": ".venv/\n", "README.md": "# app\n"})
+    for rel in (
+        "src/auth.py",
+        "src/auth_tokens.py",
+        "src/settings.py",
+        "tests/test_auth.py",
+        "tests/test_login.py",
+        "docs/authentication.md",
+    ):
+        (cwd / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cwd / rel).write_text("\n")
+    sid = await finished_session(server, client, cwd)
+    context = await browser.new_context(viewport={"width": 1200, "height": 800})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
+        await page.locator("#composer-text").click()
+        await page.keyboard.type("Also check the expiry in @auth")
+        await expect(page.locator("#mentions-list li")).to_have_count(4)
+        await page.keyboard.press("ArrowDown")
+        await page.screenshot(path=str(out / "mentions.png"))
+    finally:
+        await context.close()
