@@ -91,8 +91,8 @@ class FileList:
     _name_starts: tuple[int, ...]
     # How often a character occurs in all paths, counted when a query first needs it.
     _counts: dict[str, int] = field(default_factory=dict)
-    # The complete matches of recent queries (fewer than MAX_SCORED), oldest first.
-    _complete: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Recent queries' matches and how far into the joined paths their scan went.
+    _scanned: dict[str, tuple[tuple[int, ...], int]] = field(default_factory=dict)
     _kept: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -125,29 +125,35 @@ class FileList:
             # folders, or only spread out, could rank above them.
             ranked = sorted(in_names, key=lambda i: _rank(self.paths[i], q))
             return [self.paths[i] for i in ranked[:limit]]
-        found = self._narrowed(q)
-        if found is None:
-            found = self._scan(q)
-        if len(found) < MAX_SCORED:
-            # Complete: a longer query (the next keystroke) only needs to look among these.
-            with self._kept:
-                self._complete[q] = tuple(found)
-                while len(self._complete) > MAX_KEPT_QUERIES:
-                    del self._complete[next(iter(self._complete))]
+        found, scanned = self._narrowed(q)
+        found, scanned = self._scan(q, found, scanned)
+        with self._kept:
+            # A longer query (the next keystroke) only needs to test these paths, and
+            # to scan on from where this scan stopped.
+            self._scanned[q] = (tuple(found), scanned)
+            while len(self._scanned) > MAX_KEPT_QUERIES:
+                del self._scanned[next(iter(self._scanned))]
         ranked = sorted(found, key=lambda i: _rank(self.paths[i], q))
         return [self.paths[i] for i in ranked[:limit]]
 
-    def _scan(self, q: str) -> list[int]:
-        found: list[int] = []
-        for match in self._pattern(q).finditer(self._joined):
+    def _scan(self, q: str, found: list[int], start: int) -> tuple[list[int], int]:
+        """``found`` and the matches after position ``start`` of the joined paths, up to
+        ``MAX_SCORED`` in all; and the position up to which the paths were scanned."""
+        if len(found) >= MAX_SCORED or start >= len(self._joined):
+            return found, start
+        for match in self._pattern(q).finditer(self._joined, start):
             # The match's last character is always inside the path it matched.
             index = bisect.bisect_right(self._starts, match.end() - 1) - 1
             # A path can match twice when the pattern does not start at its beginning.
             if not found or found[-1] != index:
                 found.append(index)
                 if len(found) >= MAX_SCORED:
-                    break
-        return found
+                    # Scanned up to the newline that ends this path.
+                    return found, self._end_of(index)
+        return found, len(self._joined)
+
+    def _end_of(self, index: int) -> int:
+        return self._starts[index] + len(self.paths[index].lower())
 
     def _in_names(self, q: str) -> list[int]:
         """Paths whose file name holds ``q`` as it is (a plain search, the fastest kind)."""
@@ -160,16 +166,18 @@ class FileList:
             at = self._names.find(q, at + 1)
         return found
 
-    def _narrowed(self, q: str) -> list[int] | None:
-        """The matches of ``q`` among those of the longest earlier query it starts with
-        (every path that holds ``q`` in order holds its beginning too); None if none."""
+    def _narrowed(self, q: str) -> tuple[list[int], int]:
+        """The matches of ``q`` among the paths an earlier query that ``q`` starts with
+        scanned (a path that holds ``q`` in order holds its beginning too), and where
+        that scan stopped; nothing and 0 without such a query."""
         with self._kept:
-            kept = [self._complete.get(q[:end]) for end in range(len(q), 0, -1)]
+            kept = [self._scanned.get(q[:end]) for end in range(len(q), 0, -1)]
         earlier = next((found for found in kept if found is not None), None)
         if earlier is None:
-            return None
+            return [], 0
         test = re.compile("".join(f"[^{c}]*+{c}" for c in map(re.escape, q)))
-        return [i for i in earlier if test.match(self.paths[i].lower())]
+        found = [i for i in earlier[0] if test.match(self.paths[i].lower())]
+        return found, earlier[1]
 
     def _pattern(self, q: str) -> re.Pattern[str]:
         # [^\nc]*+c takes the first c and never backtracks: a subsequence test in one pass.
