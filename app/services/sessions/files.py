@@ -8,7 +8,10 @@ kept list.
 
 Filtering is a subsequence match ("srvfl" finds ``app/services/files.py``) done by one
 regular expression over all paths joined into one string, so the scan runs in C rather
-than a Python loop per path; only the matches are scored.
+than a Python loop per path; only the matches are scored. Two shortcuts keep typing
+fast: text found as typed in enough file names needs no scan of whole paths, and each
+query's matches are kept so the next keystroke tests only those (a path that holds
+"srvf" in order holds "srv" too) and scans on from where the earlier scan stopped.
 """
 
 from __future__ import annotations
