@@ -5,7 +5,8 @@
   the session page's slash list with their descriptions; ``/nosuchcommand`` ends its turn
   with a visible answer.
 * Real claude-agent-acp, which advertises ``promptCapabilities.embeddedContext``: the
-  mentioned file also goes as an embedded resource, so the model sees its content.
+  mentioned file also goes as an embedded resource, so the model sees its content; an
+  unknown command ends its turn with something shown.
 """
 
 from __future__ import annotations
@@ -111,3 +112,10 @@ async def test_an_acp_agent_with_embedded_context_gets_the_mentioned_file(
     embedded = [t for t in texts if MARKER in t]
     assert embedded, texts
     assert any((project_dir / "docs" / "notes.txt").resolve().as_uri() in t for t in embedded)
+
+    # An unknown command ends its turn with a visible answer here too.
+    await send(client, sid, "/nosuchcommand")
+    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    last_turn = turn_of(events, 2)
+    shown = of_kind(last_turn, "assistant_message") + of_kind(last_turn, "error")
+    assert shown, last_turn
