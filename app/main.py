@@ -33,6 +33,7 @@ from app.web.bodylimits import JsonBodyLimits
 from app.web.chat import api, pages
 from app.web.chat import context as pages_context
 from app.web.chat import decisions as pages_decisions
+from app.web.chat import files as api_files
 from app.web.chat import schedule as pages_schedule
 from app.web.chat import steer as api_steer
 from app.web.deps import AppState
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
     app.include_router(api_steer.router)
+    app.include_router(api_files.router)
     app.include_router(docs.router)
     app.include_router(api_history.router)
     app.include_router(api_usage.router)

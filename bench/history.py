@@ -244,6 +244,18 @@ def timed(fn: Callable[[], Any], repeat: int) -> dict[str, float]:
     }
 
 
+def time_cases(cases: dict[str, Callable[[], Any]], repeat: int) -> dict[str, dict[str, float]]:
+    """Each case timed ``repeat`` times, a line of figures printed per case."""
+    results = {}
+    for name, fn in cases.items():
+        results[name] = r = timed(fn, repeat)
+        say(
+            f"{name:<38} median {r['median_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
+            f"  max {r['max_ms']:7.1f} ms"
+        )
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=10_000, help="events in the long session")
@@ -327,13 +339,7 @@ def main() -> int:
                     lambda r: len(r.json()) == min(RECENT_TRANSCRIPTS, args.transcripts),
                 ),
             }
-            for name, fn in cases.items():
-                results[name] = timed(fn, args.repeat)
-                r = results[name]
-                say(
-                    f"{name:<38} median {r['median_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms"
-                    f"  max {r['max_ms']:7.1f} ms"
-                )
+            results.update(time_cases(cases, args.repeat))
 
     page = max(v["p95_ms"] for k, v in results.items() if k.startswith("transcript"))
     search = max(v["p95_ms"] for k, v in results.items() if k.startswith("search"))

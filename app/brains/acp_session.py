@@ -41,6 +41,7 @@ from acp.schema import (
 from app import __version__
 from app.brains.acp_answers import error_reason
 from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
+from app.brains.acp_mentions import resource_blocks
 from app.brains.acp_models import AgentModels, agent_models, option_models
 from app.brains.acp_steer import advertises_steering
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
@@ -354,11 +355,16 @@ class AcpSession:
         self.mapper.mode_id = mode_id
 
     async def prompt(self, text: str, images: Sequence[ImageData] = ()) -> PromptResponse:
+        caps = self.capabilities.prompt_capabilities
+        # Without embedded context the agent gets mentioned files as paths in the text.
+        embedded = caps is not None and caps.embedded_context
+        resources = await asyncio.to_thread(resource_blocks, text, self.cwd) if embedded else []
         return await self.conn.prompt(
             session_id=self.sid(),
             prompt=[
                 *([text_block(text)] if text else []),
                 *(image_block(i.base64(), i.media_type) for i in images),
+                *resources,
             ],
         )
 

@@ -116,7 +116,7 @@ class UpdateMapper:
         self.mode_names = dict(mode_names or {})
         self.mode_id: str | None = None
         self.config_options: list[ConfigOption] = []
-        self.commands: tuple[str, ...] = ()
+        self.commands = Commands()
         self.plan: tuple[JsonDict, ...] = ()
         self.cost_usd: float | None = None
         self.tools: dict[str, ToolState] = {}
@@ -177,8 +177,8 @@ class UpdateMapper:
             self.mode_id = update.current_mode_id
             events.append(ModeChanged(mode=self.mode_name(update.current_mode_id)))
         elif isinstance(update, AvailableCommandsUpdate):
-            self.commands = tuple(command.name for command in update.available_commands)
-            events.append(Commands(commands=self.commands))
+            self.commands = offered_commands(update)
+            events.append(self.commands)
         elif isinstance(update, SessionInfoUpdate) and "title" in update.model_fields_set:
             # An explicit null clears the title.
             events.append(TitleChanged(title=update.title or ""))
@@ -191,7 +191,7 @@ class UpdateMapper:
         elif isinstance(update, ConfigOptionUpdate):
             self.config_options = list(update.config_options)
         elif isinstance(update, AvailableCommandsUpdate):
-            self.commands = tuple(command.name for command in update.available_commands)
+            self.commands = offered_commands(update)
 
     def tool_update(self, update: ToolCallStart | ToolCallUpdate) -> list[BrainEvent]:
         """Merge a tool call update (or a permission request's tool call) into its state."""
@@ -315,3 +315,8 @@ class UpdateMapper:
         self._thought.clear()
         self._thoughts += 1
         return [Thought(text=text, message_id=f"{self._turn}-thought-{self._thoughts}")]
+
+
+def offered_commands(update: AvailableCommandsUpdate) -> Commands:
+    """The commands an agent offers, each with its description."""
+    return Commands.of((c.name, c.description or "") for c in update.available_commands)

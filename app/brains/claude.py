@@ -33,6 +33,7 @@ from app.brains.claude_protocol import (
     PermissionPrompt,
     SessionReported,
     UserEchoed,
+    offered_commands,
     offered_models,
 )
 from app.brains.claude_steer import SteerBook
@@ -183,8 +184,10 @@ class ClaudeBrain(Brain):
         if not reply.ok:
             # Still a live CLI speaking the protocol; stdio permission prompts work without.
             log.warning("Claude Code refused initialize: %s", reply.error)
-        elif (models := offered_models(reply.response)) is not None:
-            self._emit(models)
+        else:
+            for offered in (offered_models(reply.response), offered_commands(reply.response)):
+                if offered is not None:
+                    self._emit(offered)
 
     async def send(
         self, text: str, *, images: Sequence[ImageData] = (), message_id: str = ""

@@ -29,6 +29,7 @@ from app.brains.claude_wire import (
 from app.brains.events import (
     AssistantText,
     BrainEvent,
+    Commands,
     JsonDict,
     ModeChanged,
     ModelsOffered,
@@ -52,6 +53,7 @@ __all__ = [
     "Parsed",
     "PermissionPrompt",
     "SessionReported",
+    "offered_commands",
     "offered_models",
 ]
 
@@ -143,6 +145,19 @@ def offered_models(initialize_response: JsonDict) -> ModelsOffered | None:
                 {"id": value, "label": label, "description": _str(item.get("description"))}
             )
     return ModelsOffered(models=tuple(models)) if models else None
+
+
+def offered_commands(initialize_response: JsonDict) -> Commands | None:
+    """The slash commands an ``initialize`` reply lists with their descriptions
+    (``{name, description, argumentHint}``): built-in ones, the user's and the project's
+    ``.claude/commands`` and skills. ``system/init`` later names them without descriptions."""
+    pairs = [
+        (_str(item.get("name")), _str(item.get("description")))
+        for item in _list(initialize_response.get("commands"))
+        if isinstance(item, dict)
+    ]
+    listed = Commands.of(pairs)
+    return listed if listed.commands else None
 
 
 # -- parsing ---------------------------------------------------------------------------

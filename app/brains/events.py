@@ -7,6 +7,7 @@ JSON payload it is stored with (``payload()``), which is also what the API strea
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -239,12 +240,34 @@ class Usage(BrainEvent):
     cost_usd: float | None = None
 
 
+# A command's description is for a one-line menu entry; some CLIs ship paragraphs.
+MAX_COMMAND_DESCRIPTION = 300
+
+
 @dataclass(frozen=True)
 class Commands(BrainEvent):
-    """The slash commands the backend offers now (replaces the previous list)."""
+    """The slash commands the backend offers now (replaces the previous list).
+
+    Each is ``{"name", "description"}``, the name without its "/". Events stored before
+    descriptions were kept hold bare names; the pages read both.
+    """
 
     kind: ClassVar[str] = "commands"
-    commands: tuple[str, ...] = ()
+    commands: tuple[JsonDict, ...] = ()
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> Commands:
+        """From ``(name, description)`` pairs: names trimmed and deduplicated, long
+        descriptions cut to a menu line."""
+        seen: dict[str, JsonDict] = {}
+        for name, description in pairs:
+            name = name.strip().lstrip("/")
+            if name and name not in seen:
+                text = " ".join(description.split())
+                if len(text) > MAX_COMMAND_DESCRIPTION:
+                    text = text[: MAX_COMMAND_DESCRIPTION - 1].rstrip() + "…"
+                seen[name] = {"name": name, "description": text}
+        return cls(commands=tuple(seen.values()))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 // The message box: Enter sends, Escape stops, the list of slash commands while the
-// message starts with "/", and the permission mode selector in the chat header.
+// message starts with "/" (its keys and list: menu.js), and the permission mode selector
+// in the chat header.
 (function () {
   "use strict";
 
@@ -74,14 +75,18 @@
       text.style.height = text.scrollHeight + 2 + "px";
     }
 
-    var slash = initSlash(text);
+    // The slash commands, and the @ file mentions (mentions.js) when the page has them.
+    var menus = [initSlash(text)];
+    if (A.initMentions) {
+      menus.push(A.initMentions(text));
+    }
 
     text.addEventListener("input", grow);
     text.addEventListener("keydown", function (evt) {
       if (evt.isComposing || evt.keyCode === 229) {
         return;
       }
-      if (slash.key(evt)) {
+      if (menus.some(function (menu) { return menu.key(evt); })) {
         evt.preventDefault();
         return;
       }
@@ -151,24 +156,20 @@
     var box = document.getElementById("slash");
     var list = document.getElementById("slash-list");
     var empty = document.getElementById("slash-empty");
-    var active = null;
-    var inert = {
-      key: function () {
-        return false;
-      },
-    };
     if (!box || !list) {
-      return inert;
+      return { key: function () { return false; } };
     }
+    // Descriptions by name: Claude Code describes its commands once, at start, and then
+    // only names them with each turn.
+    var described = {};
+    options().forEach(function (li) {
+      var desc = li.querySelector(".menu-desc");
+      described[li.getAttribute("data-cmd")] = desc ? desc.textContent : "";
+    });
+    var menu = A.composerMenu(text, box, list, choose);
 
     function options() {
       return Array.prototype.slice.call(list.querySelectorAll("li[data-cmd]"));
-    }
-
-    function shown() {
-      return options().filter(function (li) {
-        return !li.hidden;
-      });
     }
 
     // Only the command word itself: once a space follows, the user is writing its
@@ -178,31 +179,10 @@
       return match ? match[1].toLowerCase() : null;
     }
 
-    function setActive(li) {
-      if (active) {
-        active.classList.remove("is-active");
-        active.setAttribute("aria-selected", "false");
-      }
-      active = li;
-      if (li) {
-        li.classList.add("is-active");
-        li.setAttribute("aria-selected", "true");
-        text.setAttribute("aria-activedescendant", li.id);
-        li.scrollIntoView({ block: "nearest" });
-      } else {
-        text.removeAttribute("aria-activedescendant");
-      }
-    }
-
-    function close() {
-      box.hidden = true;
-      setActive(null);
-    }
-
     function update() {
       var q = query();
       if (q === null) {
-        close();
+        menu.close();
         return;
       }
       var all = options();
@@ -222,86 +202,48 @@
       if (empty) {
         empty.hidden = all.length !== 0;
       }
-      box.hidden = all.length !== 0 && !first;
-      setActive(prefixed || first);
+      if (all.length !== 0 && !first) {
+        menu.close();
+        return;
+      }
+      menu.open();
+      menu.setActive(prefixed || first);
     }
 
     function choose(li) {
       text.value = "/" + li.getAttribute("data-cmd") + " ";
-      close();
+      menu.close();
       text.focus();
       text.setSelectionRange(text.value.length, text.value.length);
       text.dispatchEvent(new Event("input"));
     }
 
-    function move(step) {
-      var visible = shown();
-      if (!visible.length) {
-        return;
-      }
-      var at = visible.indexOf(active);
-      setActive(visible[(at + step + visible.length) % visible.length]);
-    }
-
     text.addEventListener("input", update);
-    text.addEventListener("blur", function () {
-      // A click on an option lands after the blur; mousedown below keeps the focus.
-      close();
-    });
-    list.addEventListener("mousedown", function (evt) {
-      evt.preventDefault();
-    });
-    list.addEventListener("click", function (evt) {
-      var li = evt.target.closest ? evt.target.closest("li[data-cmd]") : null;
-      if (li) {
-        choose(li);
-      }
-    });
 
-    // New lists arrive with session_info (Claude) and commands (ACP) events.
-    function setCommands(names) {
+    // New lists arrive with session_info (Claude: names) and commands (described) events;
+    // each entry is {name, description}, description null when the event gave none.
+    function setCommands(entries) {
       while (list.firstChild) {
         list.removeChild(list.firstChild);
       }
-      names.forEach(function (name, i) {
-        var li = document.createElement("li");
-        li.setAttribute("role", "option");
-        li.setAttribute("aria-selected", "false");
-        li.id = "slash-opt-" + (i + 1);
-        li.setAttribute("data-cmd", name);
-        li.textContent = "/" + name;
+      entries.forEach(function (entry, i) {
+        if (entry.description !== null) {
+          described[entry.name] = entry.description;
+        }
+        var li = A.menuOption("slash-opt-" + (i + 1), "/" + entry.name, described[entry.name]);
+        li.setAttribute("data-cmd", entry.name);
         list.appendChild(li);
       });
-      active = null;
-      if (!box.hidden) {
+      menu.reset();
+      if (menu.isOpen()) {
         update();
       } else if (empty) {
-        empty.hidden = names.length !== 0;
+        empty.hidden = entries.length !== 0;
       }
     }
     A.slashCommands = setCommands;
 
-    return {
-      // Handles a key in the composer while the list is open; true when it used it.
-      key: function (evt) {
-        if (box.hidden) {
-          return false;
-        }
-        if (evt.key === "ArrowDown" || evt.key === "ArrowUp") {
-          move(evt.key === "ArrowDown" ? 1 : -1);
-          return true;
-        }
-        if ((evt.key === "Enter" || evt.key === "Tab") && !evt.shiftKey && active) {
-          choose(active);
-          return true;
-        }
-        if (evt.key === "Escape") {
-          close();
-          return true;
-        }
-        return false;
-      },
-    };
+    return menu;
   }
 
   A.initModeForm = initModeForm;

@@ -166,13 +166,17 @@
       }
     }
 
+    // {name, description}; description null when the event names the command only.
     function commandsOf(el) {
       var spans = el.querySelectorAll("[data-cmd]");
-      var names = [];
+      var entries = [];
       for (var i = 0; i < spans.length; i++) {
-        names.push(spans[i].getAttribute("data-cmd"));
+        entries.push({
+          name: spans[i].getAttribute("data-cmd"),
+          description: spans[i].getAttribute("data-desc"),
+        });
       }
-      return names;
+      return entries;
     }
 
     function onCommands(data) {
@@ -214,9 +218,9 @@
         auth.hidden = false;
       }
       // Claude lists its slash commands here; an empty list leaves the known ones.
-      var names = commandsOf(el);
-      if (names.length && A.slashCommands) {
-        A.slashCommands(names);
+      var listed = commandsOf(el);
+      if (listed.length && A.slashCommands) {
+        A.slashCommands(listed);
       }
     }
 

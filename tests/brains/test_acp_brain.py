@@ -156,7 +156,10 @@ async def test_updates_before_session_new_returns_are_kept(
     _brain, rec = await start_acp()
     events = await rec.wait_for(TitleChanged)
     assert _kinds(events)[:3] == ["BackendSession", "Commands", "TitleChanged"]
-    assert rec.of(Commands)[0].commands == ("init", "review")
+    assert rec.of(Commands)[0].commands == (
+        {"name": "init", "description": "the init command"},
+        {"name": "review", "description": "the review command"},
+    )
 
 
 async def test_generic_acp_needs_a_command(acp_files: FakeAcpFiles) -> None:
@@ -320,6 +323,30 @@ async def test_prompts_are_queued(acp_files: FakeAcpFiles, start_acp: StartAcp) 
     assert [m.text for m in rec.of(AssistantText)] == ["one", "two"]
     prompts = acp_files.requests("session/prompt")
     assert [p["prompt"][0]["text"] for p in prompts] == ["first", "second"]
+
+
+@pytest.mark.parametrize("embedded", [True, False])
+async def test_mentioned_files_go_as_resources_only_to_agents_that_take_them(
+    acp_files: FakeAcpFiles, start_acp: StartAcp, tmp_path: Path, embedded: bool
+) -> None:
+    (acp_files.cwd / "docs").mkdir()
+    (acp_files.cwd / "docs" / "notes.txt").write_text("the notes\n")
+    (acp_files.cwd / "image.bin").write_bytes(b"\0\1\2")
+    (tmp_path / "outside.txt").write_text("private\n")
+    (acp_files.cwd / "out").symlink_to(tmp_path / "outside.txt")
+    acp_files.scenario(prompt_capabilities={"embeddedContext": embedded})
+    brain, rec = await start_acp()
+    text = "see @docs/notes.txt, @image.bin @out @../outside.txt @/etc/hostname @missing"
+    await _turn(brain, rec, text)
+    prompt = acp_files.requests("session/prompt")[0]["prompt"]
+    # The path always stays in the text; only a text file inside the folder is embedded.
+    assert prompt[0] == {"type": "text", "text": text}
+    resources = [block["resource"] for block in prompt if block["type"] == "resource"]
+    if embedded:
+        uri = (acp_files.cwd / "docs" / "notes.txt").resolve().as_uri()
+        assert resources == [{"uri": uri, "text": "the notes\n"}]
+    else:
+        assert resources == []
 
 
 # -- permissions ---------------------------------------------------------------------------

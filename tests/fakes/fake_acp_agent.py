@@ -14,6 +14,7 @@ exiting 2 on anything else. The scenario is JSON from ``$FAKE_ACP_SCENARIO``:
      "unknown_sessions": false,   load/resume fail with resource-not-found
      "stderr": "...",             written to stderr at start
      "early": [update, ...],      sent before the session/new answer
+     "prompt_capabilities": {...}, promptCapabilities advertised (raw ACP dict)
      "history": [update, ...],    replayed by session/load
      "turns": [[step, ...], ...]}
 
@@ -240,6 +241,9 @@ class FakeAgent:
         }
         if self.s.get("resume"):
             caps["sessionCapabilities"] = SessionCapabilities(resume=SessionResumeCapabilities())
+        if prompt := self.s.get("prompt_capabilities"):
+            # e.g. {"embeddedContext": true, "image": true}, as the agent advertises them.
+            caps["promptCapabilities"] = prompt
         return InitializeResponse(
             protocol_version=self.s.get("protocol_version", protocol_version),
             agent_capabilities=AgentCapabilities(**caps),

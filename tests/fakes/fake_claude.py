@@ -180,7 +180,9 @@ class FakeClaude:
             self.reply(
                 request_id,
                 {
-                    "commands": [],
+                    # Optional scenario key: [{name, description, argumentHint}], as the
+                    # real CLI lists built-in and custom commands and skills here.
+                    "commands": self.scenario.get("commands", []),
                     "pid": os.getpid(),
                     "claude_code_version": VERSION,
                     "current_permission_mode": self.mode,
@@ -324,7 +326,8 @@ class FakeClaude:
                 mcp_servers=[],
                 model=self.model,
                 permissionMode=self.mode,
-                slash_commands=["compact", "clear"],
+                slash_commands=["compact", "clear"]
+                + [c["name"] for c in self.scenario.get("commands", [])],
                 apiKeySource="none",
                 claude_code_version=VERSION,
             )

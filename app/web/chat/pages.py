@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
@@ -18,7 +19,7 @@ from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
 from app.services.profiles import firstrun
 from app.services.review import lineage
-from app.services.sessions import workspace
+from app.services.sessions import files, workspace
 from app.services.store import store
 from app.services.store.eventlog import EVENT_TABLE, EventDict
 from app.services.transcripts.claude_reader import is_session_id
@@ -26,7 +27,7 @@ from app.web.chat.lookups import subagent_of
 from app.web.chat.streaming import replay_then_follow
 from app.web.context import SIDEBAR_SESSIONS, base_context, first_error
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
-from app.web.formatting import command_names, shown_status
+from app.web.formatting import command_entries, command_names, shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
 from app.web.transcript import (
     fold_events,
@@ -176,6 +177,9 @@ async def session_page(
     profile = store.session_profile(state.engine, chat)
     # Before the events are read: following first imports what the terminal added since.
     follow = await follow_state(state, chat, profile.cwd)
+    if Path(profile.cwd).is_dir():
+        # So that the composer's first "@" finds the folder already listed.
+        files.warm(Path(profile.cwd))
     latest = state.events.last_seq(session_id)
     if around is not None and around <= latest - PAGE_EVENTS:
         # A link to an event older than the tail (a search hit) opens on the events
@@ -191,10 +195,14 @@ async def session_page(
     # older than the tail of events the page shows.
     info = _newest_event(state, session_id, "session_info")
     listed = _newest_event(state, session_id, "commands")
+    # Claude Code describes its commands once, when it starts, and names them again on
+    # every turn; ACP agents send the whole described list each time.
+    described = command_entries((listed or {}).get("commands"))
     if listed is not None and (info is None or listed["seq"] > info["seq"]):
-        commands = command_names(listed.get("commands"))
+        names = list(described)
     else:
-        commands = command_names((info or {}).get("slash_commands"))
+        names = command_names((info or {}).get("slash_commands"))
+    commands = [{"name": name, "description": described.get(name, "")} for name in names]
     context = base_context(request, state) | {
         "session": chat.model_dump(),
         "profile": profile.model_dump(),

@@ -1,0 +1,47 @@
+"""The session folder's files, for ``@`` mentions in the composer (static/js/mentions.js)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel
+
+from app.errors import ConflictError
+from app.services.sessions import files
+from app.services.store import store
+from app.web.deps import SessionIdDep, StateDep
+
+router = APIRouter(prefix="/api")
+
+
+class FilesPublic(BaseModel):
+    """Paths relative to the session's folder, best match first."""
+
+    files: list[str]
+    # "git" (tracked plus untracked, not ignored) or "walk" (outside a repository).
+    source: str
+    # How many files the folder's list holds, and whether it was cut at its limit.
+    total: int
+    truncated: bool
+
+
+@router.get("/sessions/{session_id}/files", tags=["sessions"])
+async def session_files(
+    session_id: SessionIdDep,
+    state: StateDep,
+    q: Annotated[str, Query(max_length=200, description="Characters to find, in order")] = "",
+    limit: Annotated[int, Query(ge=1, le=200)] = files.MAX_RESULTS,
+) -> FilesPublic:
+    """Files of the session's folder (its worktree if it has one) whose path holds the
+    characters of ``q`` in order, file-name matches first. An empty ``q`` lists the files
+    nearest the top of the folder."""
+    chat = store.get_session(state.engine, session_id)
+    root = Path(store.session_profile(state.engine, chat).cwd)
+    if not root.is_dir():
+        raise ConflictError(f"The session's folder {root} does not exist any more.")
+    found, listed = await files.find(root, q, limit)
+    return FilesPublic(
+        files=found, source=listed.source, total=len(listed.paths), truncated=listed.truncated
+    )
