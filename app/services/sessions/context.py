@@ -111,7 +111,9 @@ def newest_commands(engine: Engine, session_id: str) -> list[str] | None:
     listed = payload.get("slash_commands" if row.kind == "session_info" else "commands")
     if not isinstance(listed, list):
         return None
-    return [n.strip().lstrip("/") for n in listed if isinstance(n, str)]
+    # Items are {"name", "description"} entries, or bare names in older events.
+    names = (item.get("name") if isinstance(item, dict) else item for item in listed)
+    return [n.strip().lstrip("/") for n in names if isinstance(n, str)]
 
 
 def compact_refusal(engine: Engine, session_id: str) -> str:

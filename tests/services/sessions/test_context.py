@@ -93,3 +93,8 @@ def test_compact_is_offered_where_the_backend_lists_it(
     events.append(sid, "commands", {"commands": ["review"]})
     events.flush_sync()
     assert compact_refusal(engine, sid) == "The claude agent offers no compact command."
+    # Lists carry descriptions now: {"name", "description"} entries count by their name.
+    described = [{"name": "compact", "description": "Clear the history, keep a summary"}]
+    events.append(sid, "commands", {"commands": described})
+    events.flush_sync()
+    assert compact_refusal(engine, sid) == ""
