@@ -1,5 +1,9 @@
 """``angelia doctor``: what Angelia needs from this machine, checked without starting it.
 
+Here: the ``Report``, the backend checks (the binary each backend would run, and the
+default backend a chat starts with) and the report as text or JSON. The data dir, SQLite
+and stored-profile checks live in ``storage_checks`` and are named here as well.
+
 The command and the welcome page read the same ``Report``, so a terminal and a browser
 tab cannot disagree. Nothing here creates the database or runs migrations: a check that
 repaired the data dir while looking at it would hide the problem it was asked about.
@@ -8,21 +12,24 @@ repaired the data dir while looking at it would hide the problem it was asked ab
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import re
-import sqlite3
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from app import __version__
 from app.brains import available_backends, conformance
-from app.db.datadir import too_open
 from app.services.profiles.backends import BackendDetector
 from app.services.profiles.firstrun import split_backends, suggested_backend
+from app.services.profiles.storage_checks import (
+    DataDirCheck,
+    SqliteCheck,
+    StoredProfile,
+    check_data_dir,
+    check_sqlite,
+    oldest_profile,
+)
 from app.services.sessions import disk
 from app.settings import Settings
 
@@ -43,12 +50,6 @@ __all__ = [
     "run",
 ]
 
-# The search index is made with these options (migration 0003). ``remove_diacritics 2``
-# needs a newer SQLite than FTS5 itself, so a bare ``fts5`` probe could pass where the
-# migration fails.
-_FTS5_PROBE = (
-    "CREATE VIRTUAL TABLE doctor_probe USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
-)
 # A CLI's version line goes to a terminal: an escape sequence in it could rewrite the
 # screen, so control characters are shown as "?".
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -67,37 +68,6 @@ class ProfileFacts(Protocol):
     def command(self) -> list[str] | None: ...
     @property
     def env(self) -> dict[str, str]: ...
-
-
-@dataclass(frozen=True)
-class StoredProfile:
-    """A profile's row as ``oldest_profile`` reads it, without the ORM: ``angelia doctor``
-    then starts without importing SQLModel and SQLAlchemy."""
-
-    name: str
-    backend: str
-    cwd: str
-    command: list[str] | None
-    env: dict[str, str]
-
-
-@dataclass(frozen=True)
-class DataDirCheck:
-    path: str
-    exists: bool
-    writable: bool
-    detail: str
-    database: str
-    database_exists: bool
-    # Folders and files in it that other users could read (``path (mode)``), if any.
-    too_open: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SqliteCheck:
-    version: str
-    fts5: bool
-    error: str | None
 
 
 @dataclass(frozen=True)
@@ -222,110 +192,6 @@ def _binary(b: BackendCheck) -> str:
 
 
 # -- the checks --------------------------------------------------------------------------
-
-
-def check_data_dir(data_dir: Path) -> DataDirCheck:
-    """Whether Angelia could write in ``data_dir``, found out with a probe file.
-
-    A missing directory is made the way ``angelia serve`` would make it, probed and taken
-    away again, so "could be created" is a fact and not a guess from permission bits
-    (which root ignores anyway)."""
-    path = data_dir.expanduser().absolute()
-    database = path / "angelia.db"
-    exists = path.is_dir()
-    if exists:
-        error = _probe_write(path)
-        detail = "yes" if error is None else f"no: {error}"
-    elif path.exists():
-        error = "it is not a directory"
-        detail = f"no: {error}"
-    else:
-        error = _probe_create(path)
-        detail = (
-            "yes (it does not exist yet; angelia serve creates it)"
-            if error is None
-            else f"no: it does not exist and cannot be created: {error}"
-        )
-    return DataDirCheck(
-        path=str(path),
-        exists=exists,
-        writable=error is None,
-        detail=detail,
-        database=str(database),
-        database_exists=database.is_file(),
-        too_open=tuple(too_open(path).too_open) if exists else (),
-    )
-
-
-def _probe_write(directory: Path) -> str | None:
-    try:
-        fd, name = tempfile.mkstemp(prefix=".doctor-", dir=directory)
-        try:
-            os.write(fd, b"ok")
-        finally:
-            os.close(fd)
-            os.unlink(name)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return None
-
-
-def _probe_create(path: Path) -> str | None:
-    missing: list[Path] = []
-    parent = path
-    while not parent.exists() and parent != parent.parent:
-        missing.append(parent)
-        parent = parent.parent
-    made: list[Path] = []
-    try:
-        for directory in reversed(missing):
-            directory.mkdir()
-            made.append(directory)
-        return _probe_write(path)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    finally:
-        for directory in reversed(made):
-            with contextlib.suppress(OSError):
-                directory.rmdir()
-
-
-def check_sqlite() -> SqliteCheck:
-    """The SQLite library Python links, and whether it can build Angelia's search index."""
-    with contextlib.closing(sqlite3.connect(":memory:")) as conn:
-        try:
-            conn.execute(_FTS5_PROBE)
-        except sqlite3.Error as exc:
-            return SqliteCheck(sqlite3.sqlite_version, False, str(exc))
-    return SqliteCheck(sqlite3.sqlite_version, True, None)
-
-
-def oldest_profile(db_path: Path) -> tuple[StoredProfile | None, str | None]:
-    """(the first profile made, why it could not be read), reading without writing.
-
-    The app's engine turns on WAL and migrates on connect; a read-only connection leaves
-    the file as it is, so checking never changes what is checked."""
-    if not db_path.is_file():
-        return None, None
-    uri = f"{db_path.absolute().as_uri()}?mode=ro"
-    try:
-        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=5)) as conn:
-            row = conn.execute(
-                "SELECT name, backend, cwd, command, env FROM profile ORDER BY created_at LIMIT 1"
-            ).fetchone()
-        if row is None:
-            return None, None
-        name, backend, cwd, command, env = row
-        profile = StoredProfile(
-            name=name,
-            backend=backend,
-            cwd=cwd,
-            command=json.loads(command) if command else None,
-            env=json.loads(env) if env else {},
-        )
-    except (sqlite3.Error, ValueError) as exc:
-        return None, f"cannot read the profiles in {db_path}: {exc}"
-    return profile, None
 
 
 async def diagnose(
