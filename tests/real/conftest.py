@@ -32,6 +32,7 @@ from tests.browser.conftest import browser, browsing  # noqa: F401
 from tests.fakes.fake_model_server import FakeModelServer, start_fake_model_server
 from tests.helpers import setup_executable
 from tests.real.steps import Agent
+from tests.real.steps import claude_profile_body as claude_profile_body
 
 # Pinned in .ci/setup too; keep both in step.
 CLAUDE_CODE_VERSION = "2.1.332"
@@ -145,19 +146,6 @@ def claude_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
         "DISABLE_ERROR_REPORTING": "1",
         # Fail fast instead of retrying with backoff when the fake answers with an error.
         "CLAUDE_CODE_MAX_RETRIES": "0",
-    }
-
-
-def claude_profile_body(
-    project_dir: Path, claude_bin: Path, claude_env: dict[str, str]
-) -> dict[str, Any]:
-    """The profile fields that run the real ``claude`` in ``project_dir``."""
-    return {
-        "name": "real claude",
-        "backend": "claude",
-        "cwd": str(project_dir),
-        "command": [str(claude_bin)],
-        "env": claude_env,
     }
 
 

@@ -77,6 +77,31 @@ def real_agent(request: pytest.FixtureRequest, backend: str) -> Agent:
     raise ValueError(f"no real agent set up for {backend!r}")
 
 
+def claude_profile_body(
+    project_dir: Path, claude_bin: Path, claude_env: dict[str, str]
+) -> dict[str, Any]:
+    """The profile fields that run the real ``claude`` in ``project_dir``."""
+    return {
+        "name": "real claude",
+        "backend": "claude",
+        "cwd": str(project_dir),
+        "command": [str(claude_bin)],
+        "env": claude_env,
+    }
+
+
+async def new_claude_session(
+    client: httpx.AsyncClient, project_dir: Path, claude_bin: Path, claude_env: dict[str, str]
+) -> str:
+    """A fresh chat session of a new profile running the real ``claude`` in ``project_dir``."""
+    body = claude_profile_body(project_dir, claude_bin, claude_env)
+    r = await client.post("/api/profiles", json=body)
+    assert r.status_code == 201, r.text
+    r = await client.post("/api/sessions", json={"profile_id": r.json()["id"]})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
 async def new_session(
     client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent, **fields: Any
 ) -> str:
@@ -122,6 +147,22 @@ def mcp_calls(log: Path) -> list[tuple[str, Any]]:
     return [(c["name"], c["arguments"]) for c in calls]
 
 
+async def use_mark_again_refused_by(
+    client: httpx.AsyncClient, session_id: str, log: Path, rule: str
+) -> list[dict[str, Any]]:
+    """Ask for the test MCP server's tool again, as turn 2: ``rule`` refuses the call before
+    it reaches the server, and the tool's result says so. The second turn's events."""
+    calls = mcp_calls(log)
+    second = turn_of(await take_turn(client, session_id, "use mark again", turn=2), 2)
+    decisions = of_kind(second, "permission_decision")
+    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
+        ("deny", "rule", rule)
+    ], decisions
+    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
+    assert mcp_calls(log) == calls
+    return second
+
+
 async def the_pending_request(client: httpx.AsyncClient, session_id: str) -> dict[str, Any]:
     """The one question waiting for an answer in the session (waits for it to arrive)."""
     deadline = time.monotonic() + TIMEOUT
@@ -150,6 +191,37 @@ async def decide(client: httpx.AsyncClient, permission_id: str, decision: str) -
     body: dict[str, Any] = r.json()
     assert body["decision"] == decision and body["source"] == "user", body
     return body
+
+
+async def take_turn(
+    client: httpx.AsyncClient, session_id: str, text: str, turn: int = 1
+) -> list[dict[str, Any]]:
+    """Send ``text`` and wait for the session's ``turn``-th turn to end: every event so far."""
+    await send(client, session_id, text)
+    return await wait_for_events(client, session_id, count("turn_end", turn), timeout=TIMEOUT)
+
+
+async def say_hi_on_model(
+    client: httpx.AsyncClient,
+    make_profile: ProfileFactory,
+    agent: Agent,
+    fake_model: FakeModelServer,
+    model: str,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A new session of a profile naming ``model`` says hi without an error: its events
+    and the model calls of that turn."""
+    sid = await new_session(client, make_profile, agent, model=model)
+    events = await take_turn(client, sid, "say hi")
+    assert not of_kind(events, "error"), of_kind(events, "error")
+    return events, requests_with(fake_model, "say hi")
+
+
+async def answer(
+    client: httpx.AsyncClient, session_id: str, permission_id: str, decision: str, turn: int = 1
+) -> list[dict[str, Any]]:
+    """Answer the question and wait for turn ``turn`` to end: every event so far."""
+    await decide(client, permission_id, decision)
+    return await wait_for_events(client, session_id, count("turn_end", turn), timeout=TIMEOUT)
 
 
 def model_texts(entry: dict[str, Any]) -> list[str]:

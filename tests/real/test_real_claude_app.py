@@ -19,7 +19,7 @@ from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
-from tests.real.steps import backend_pid
+from tests.real.steps import backend_pid, take_turn
 
 pytestmark = pytest.mark.real_cli
 
@@ -87,8 +87,7 @@ async def test_second_turn_reuses_the_process(
     fake_model: FakeModelServer,
 ) -> None:
     sid = claude_session
-    await send(client, sid, "say hi")
-    await wait_for_events(client, sid, count("turn_end", 1))
+    await take_turn(client, sid, "say hi")
     pid = backend_pid(server, sid)
     argv, started = proc_identity(pid)
     backend_session_id = (await client.get(f"/api/sessions/{sid}")).json()["backend_session_id"]

@@ -15,8 +15,8 @@ from playwright.async_api import expect
 
 from tests.browser.conftest import Browsing
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
-from tests.helpers import count, of_kind, send, wait_for_events
-from tests.real.steps import TIMEOUT
+from tests.helpers import count, of_kind, wait_for_events
+from tests.real.steps import TIMEOUT, take_turn
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.browser]
 
@@ -45,8 +45,7 @@ async def test_gauge_equals_what_claude_code_counts_and_compact_from_the_page(
     fake_model: FakeModelServer,
 ) -> None:
     sid = claude_session
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    events = await take_turn(client, sid, "say hi")
     (usage,) = of_kind(events, "usage")
     assert usage["size"] == WINDOW
     # The cache the fake reported is part of the context, on top of the fresh input.

@@ -23,7 +23,7 @@ import pytest
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.faults._support import ServerProcess
 from tests.helpers import count, send, wait_for_events
-from tests.real.conftest import claude_profile_body
+from tests.real.steps import new_claude_session
 
 pytestmark = pytest.mark.real_cli
 
@@ -76,9 +76,7 @@ async def test_a_turn_stopped_by_the_limit_continues_at_the_reset_after_a_restar
     first = ServerProcess(tmp_path / "served", tmp_path).start()
     try:
         async with first.client() as client:
-            body = claude_profile_body(project_dir, claude_bin, env)
-            profile = (await client.post("/api/profiles", json=body)).json()["id"]
-            sid = (await client.post("/api/sessions", json={"profile_id": profile})).json()["id"]
+            sid = await new_claude_session(client, project_dir, claude_bin, env)
             await send(client, sid, LIMITED)
             events = await wait_for_events(client, sid, count("turn_end"), timeout=60)
             (limit,) = [e for e in events if e["kind"] == "rate_limit"]

@@ -18,7 +18,7 @@ from tests.fakes.fake_model_server import FakeModelServer
 from tests.faults._support import ServerProcess
 from tests.faults.test_stop import STOP_LIMIT_S, StreamReader, stored_after_stop
 from tests.helpers import count, send, wait_for_events
-from tests.real.conftest import claude_profile_body
+from tests.real.steps import new_claude_session
 from tests.security._support import pid_alive, processes_mentioning
 
 pytestmark = pytest.mark.real_cli
@@ -34,9 +34,7 @@ async def test_ctrl_c_stops_the_real_cli_and_expires_its_prompt(
     server = ServerProcess(tmp_path / "served", tmp_path).start()
     try:
         async with server.client() as client:
-            body = claude_profile_body(project_dir, claude_bin, claude_env)
-            profile = (await client.post("/api/profiles", json=body)).json()["id"]
-            sid = (await client.post("/api/sessions", json={"profile_id": profile})).json()["id"]
+            sid = await new_claude_session(client, project_dir, claude_bin, claude_env)
             reader = StreamReader(f"{server.url}/api/sessions/{sid}/stream")
             reader.start()
             assert reader.connected.wait(10)

@@ -21,7 +21,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
+from tests.real.common import new_chat as new_session
 from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
     TIMEOUT,
@@ -40,6 +41,7 @@ from tests.real.steps import (
     interrupt_a_slow_reply,
     permission_rows,
     the_pending_request,
+    turn_of,
 )
 from tests.security._support import processes_mentioning
 
@@ -89,18 +91,27 @@ def codex_env(fake_model: FakeModelServer, tmp_path: Path) -> dict[str, str]:
     }
 
 
+CodexProfile = Callable[..., Awaitable[dict[str, Any]]]
+
+
 @pytest.fixture
-async def codex_profile(
+def make_codex_profile(
     make_profile: ProfileFactory, codex_bin: Path, codex_env: dict[str, str]
-) -> dict[str, Any]:
-    return await make_profile("codex", [str(codex_bin)], codex_env, model=MODEL)
+) -> CodexProfile:
+    """``await make_codex_profile(env=None, **fields)``: a new profile running the real
+    codex-acp on ``MODEL`` with ``fields``, in ``codex_env`` or the ``env`` given."""
+
+    async def make(env: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:
+        return await make_profile(
+            "codex", [str(codex_bin)], env or codex_env, **{"model": MODEL, **fields}
+        )
+
+    return make
 
 
-async def new_session(client: httpx.AsyncClient, profile: dict[str, Any]) -> str:
-    r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
-    assert r.status_code == 201, r.text
-    session_id: str = r.json()["id"]
-    return session_id
+@pytest.fixture
+async def codex_profile(make_codex_profile: CodexProfile) -> dict[str, Any]:
+    return await make_codex_profile()
 
 
 async def refused_start(client: httpx.AsyncClient, session_id: str) -> str:
@@ -116,13 +127,6 @@ async def refused_start(client: httpx.AsyncClient, session_id: str) -> str:
 def codex_home(settings: Settings, session_id: str) -> Path:
     """The session's own CODEX_HOME, which the app keeps under its data folder."""
     return settings.data_dir / "codex" / session_id
-
-
-def turn_of(events: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    """The events of the ``n``-th turn (1-based), from its user message to its turn end."""
-    starts = [i for i, e in enumerate(events) if e["kind"] == "user_message"]
-    ends = [i for i, e in enumerate(events) if e["kind"] == "turn_end"]
-    return events[starts[n - 1] : ends[n - 1] + 1]
 
 
 def conversation_requests(fake_model: FakeModelServer) -> list[dict[str, Any]]:
@@ -389,15 +393,11 @@ async def test_model_switch_reaches_the_model(
 @pytest.mark.conformance("plan_mode", backend="codex")
 async def test_plan_mode_is_read_only_and_default_mode_writes_in_the_folder(
     client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    codex_bin: Path,
-    codex_env: dict[str, str],
+    make_codex_profile: CodexProfile,
     project_dir: Path,
     fake_model: FakeModelServer,
 ) -> None:
-    profile = await make_profile(
-        "codex", [str(codex_bin)], codex_env, model=MODEL, permission_mode="plan"
-    )
+    profile = await make_codex_profile(permission_mode="plan")
     sid = await new_session(client, profile)
     await send(client, sid, "run touch")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
@@ -423,8 +423,7 @@ async def test_a_login_is_copied_in_only_when_asked_and_never_back(
     monkeypatch: pytest.MonkeyPatch,
     settings: Settings,
     client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    codex_bin: Path,
+    make_codex_profile: CodexProfile,
     codex_env: dict[str, str],
     tmp_path: Path,
 ) -> None:
@@ -435,7 +434,7 @@ async def test_a_login_is_copied_in_only_when_asked_and_never_back(
     (own / "auth.json").write_text(login)
     monkeypatch.setenv("CODEX_HOME", str(own))
     env = {**codex_env, "ANGELIA_CODEX_LOGIN": "copy"}
-    profile = await make_profile("codex", [str(codex_bin)], env, model=MODEL)
+    profile = await make_codex_profile(env)
     sid = await new_session(client, profile)
     await send(client, sid, "say hi")
     events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
@@ -457,12 +456,11 @@ async def test_a_login_is_copied_in_only_when_asked_and_never_back(
 
 async def test_a_base_url_that_is_not_http_stops_the_start_with_the_reason(
     client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    codex_bin: Path,
+    make_codex_profile: CodexProfile,
     codex_env: dict[str, str],
 ) -> None:
     env = {**codex_env, "ANGELIA_CODEX_BASE_URL": "file:///etc/passwd"}
-    profile = await make_profile("codex", [str(codex_bin)], env, model=MODEL)
+    profile = await make_codex_profile(env)
     sid = await new_session(client, profile)
     message = await refused_start(client, sid)
     assert "ANGELIA_CODEX_BASE_URL must be an http:// or https:// URL" in message, message

@@ -17,28 +17,31 @@ import pytest
 from app.settings import Settings
 from tests.fakes.fake_model_server import FakeModelServer, request_images, request_texts
 from tests.helpers import count, of_kind, send, wait_for_events
-from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
     TIMEOUT,
+    answer,
     decide,
     mark_server,
     mcp_calls,
     permission_rows,
     the_pending_request,
+    use_mark_again_refused_by,
 )
 from tests.real.test_real_claude_images_rewind import png
 from tests.real.test_real_codex import (
-    MODEL,
     RULES,
+    CodexProfile,
     codex_env,
     codex_home,
     codex_profile,
     conversation_requests,
+    make_codex_profile,
     new_session,
     turn_of,
 )
 
-__all__ = ["codex_env", "codex_profile"]  # fixtures shared with test_real_codex.py
+# Fixtures shared with test_real_codex.py.
+__all__ = ["codex_env", "codex_profile", "make_codex_profile"]
 
 pytestmark = pytest.mark.real_cli
 
@@ -63,15 +66,11 @@ def fake_rules() -> dict[str, Any]:
 async def test_a_profile_deny_rule_blocks_the_command_and_others_still_run(
     settings: Settings,
     client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    codex_bin: Path,
-    codex_env: dict[str, str],
+    make_codex_profile: CodexProfile,
     project_dir: Path,
     fake_model: FakeModelServer,
 ) -> None:
-    profile = await make_profile(
-        "codex", [str(codex_bin)], codex_env, model=MODEL, disallowed_tools=["Bash(rm:*)"]
-    )
+    profile = await make_codex_profile(disallowed_tools=["Bash(rm:*)"])
     sid = await new_session(client, profile)
     rules_file = codex_home(settings, sid) / "rules" / "default.rules"
     rules_file.parent.mkdir(parents=True)
@@ -169,16 +168,12 @@ RULE = "mcp__mark"
 @pytest.mark.conformance("mcp", backend="codex")
 async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_holds(
     client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    codex_bin: Path,
-    codex_env: dict[str, str],
+    make_codex_profile: CodexProfile,
     fake_model: FakeModelServer,
     tmp_path: Path,
 ) -> None:
     log, server = mark_server(tmp_path)
-    profile = await make_profile(
-        "codex", [str(codex_bin)], codex_env, model=MODEL, mcp_servers={"mark": server}
-    )
+    profile = await make_codex_profile(mcp_servers={"mark": server})
     rules = {
         "chunk_delay": 0.0,
         "rules": [FIND_MARK],
@@ -191,8 +186,7 @@ async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_ho
     # Named as Claude Code names MCP tools, so one rule set serves every backend.
     assert (request["tool"], request["input"]) == ("mcp__mark__mark", MARK_INPUT), request
     assert mcp_calls(log) == []
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    events = await answer(client, sid, request["id"], "allow_once")
     assert mcp_calls(log) == [("mark", MARK_INPUT)]
     assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
     results = of_kind(events, "tool_result")
@@ -208,15 +202,7 @@ async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_ho
     # the next start; until then the app's answer refuses the call Codex asks about.
     r = await client.patch(f"/api/profiles/{profile['id']}", json={"disallowed_tools": [RULE]})
     assert r.status_code == 200, r.text
-    await send(client, sid, "use mark again")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    second = turn_of(events, 2)
-    decisions = of_kind(second, "permission_decision")
-    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
-        ("deny", "rule", RULE)
-    ], decisions
-    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
-    assert mcp_calls(log) == [("mark", MARK_INPUT)]
+    second = await use_mark_again_refused_by(client, sid, log, RULE)
     # Codex tells the model and the turn goes on (an MCP refusal does not end it).
     said = [a["text"] for a in of_kind(second, "assistant_message")]
     assert len(said) == 1 and said[0].startswith("The mark was refused: "), said
@@ -245,9 +231,7 @@ def after_the_guess(stamp_tool: str) -> list[dict[str, Any]]:
 )
 async def test_a_profile_mcp_deny_rule_is_kept_by_codex_in_every_mode(
     client: httpx.AsyncClient,
-    make_profile: ProfileFactory,
-    codex_bin: Path,
-    codex_env: dict[str, str],
+    make_codex_profile: CodexProfile,
     fake_model: FakeModelServer,
     tmp_path: Path,
     mode: str,
@@ -262,14 +246,7 @@ async def test_a_profile_mcp_deny_rule_is_kept_by_codex_in_every_mode(
     spare_log, spare = mark_server(tmp_path / "spare")
     servers = {"mark": {**mark, "args": [*mark["args"], "stamp"]}}
     servers["spare"] = {**spare, "args": [*spare["args"], "stamp"]}
-    profile = await make_profile(
-        "codex",
-        [str(codex_bin)],
-        codex_env,
-        model=MODEL,
-        mcp_servers=servers,
-        disallowed_tools=[deny],
-    )
+    profile = await make_codex_profile(mcp_servers=servers, disallowed_tools=[deny])
     stamp_tool = f"mcp__{stamp_server}__stamp"
     rules = {"rules": [GUESS_MARK], "after_tool_rules": after_the_guess(stamp_tool)}
     fake_model.set_rules({**rules, "chunk_delay": 0.0})

@@ -19,6 +19,7 @@ from tests.real.test_real_codex import (  # noqa: F401 (fixtures)
     codex_env,
     codex_profile,
     conversation_requests,
+    make_codex_profile,
     new_session,
 )
 

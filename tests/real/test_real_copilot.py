@@ -17,27 +17,32 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.services.permissions.readonly import plan_mode_denial
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, kinds, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
+from tests.real.modes import (
+    allow_every_card_of_each,
+    assert_plan_mode_refused,
+    bypass_runs_a_command_unasked,
+    folder_state,
+)
 from tests.real.steps import (
     TIMEOUT,
     Agent,
+    answer,
     backend_pid,
     decide,
     mark_server,
     mcp_calls,
     new_session,
-    permission_rows,
     real_agent,
-    requests_with,
     restarted_app,
+    say_hi_on_model,
+    take_turn,
     the_pending_request,
 )
-from tests.real.test_real_plan_mode import allow_every_card_until_the_turn_ends, folder_state
 
 pytestmark = pytest.mark.real_cli
 
@@ -54,11 +59,8 @@ async def test_context_size_is_reported_and_the_profiles_model_goes_on_the_comma
     fake_model: FakeModelServer,
 ) -> None:
     # Copilot lists no models over ACP with a provider of one's own: --model carries it.
-    sid = await new_session(client, make_profile, agent, model="fake-other")
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert not of_kind(events, "error"), of_kind(events, "error")
-    asked = [e["body"]["model"] for e in requests_with(fake_model, "say hi")]
+    events, requests = await say_hi_on_model(client, make_profile, agent, fake_model, "fake-other")
+    asked = [e["body"]["model"] for e in requests]
     assert asked and set(asked) == {"fake-other"}, asked
     usage = of_kind(events, "usage")
     assert usage and all(u["size"] > u["used"] > 0 for u in usage), usage
@@ -108,21 +110,12 @@ async def test_what_copilot_lacks_is_refused_and_what_the_app_keeps_holds(
     assert r.status_code == 422 and "acceptEdits" in r.text, r.text
 
     sid = await new_session(client, make_profile, agent)
-    await send(client, sid, "say hi")
-    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    await take_turn(client, sid, "say hi")
     r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "acceptEdits"})
     assert r.status_code == 422 and "no 'acceptEdits' mode" in r.text, r.text
 
     # bypassPermissions is the app's to keep: copilot still asks, the app allows.
-    r = await client.post(
-        f"/api/sessions/{sid}/mode", json={"mode": "bypassPermissions", "confirm": True}
-    )
-    assert r.status_code == 200, r.text
-    await send(client, sid, "BASH: touch bypassed.txt")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert (project_dir / "bypassed.txt").exists()
-    decisions = of_kind(events, "permission_decision")
-    assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")]
+    await bypass_runs_a_command_unasked(client, sid, project_dir, turn=2)
     session = (await client.get(f"/api/sessions/{sid}")).json()
     assert session["permission_mode"] == "bypassPermissions", session
 
@@ -146,22 +139,12 @@ async def test_plan_mode_runs_no_command_copilot_asks_about_whatever_is_allowed(
     before = folder_state(project_dir)
     sid = await new_session(client, make_profile, agent, permission_mode="plan")
     commands = ["sh -c 'touch viash.txt'", "python3 -c \"open('sneaky.txt', 'w')\""]
-    allowed: list[str] = []
-    for turn, command in enumerate([*commands, "touch planned.txt"], start=1):
-        await send(client, sid, f"BASH: {command}")
-        events, cards = await allow_every_card_until_the_turn_ends(client, sid, turn)
-        allowed += cards
+    messages = [f"BASH: {command}" for command in [*commands, "touch planned.txt"]]
+    events, allowed = await allow_every_card_of_each(client, sid, messages)
 
     assert folder_state(project_dir) == before
     assert allowed == []
-    decisions = of_kind(events, "permission_decision")
-    assert [(d["tool"], d["decision"], d["source"]) for d in decisions] == [
-        ("Bash", "deny", "mode"),
-        ("Bash", "deny", "mode"),
-    ]
-    assert {d["message"] for d in decisions} == {plan_mode_denial("Bash")}
-    rows = await permission_rows(client, sid)
-    assert sorted(r["input"]["command"] for r in rows) == sorted(commands)
+    await assert_plan_mode_refused(client, sid, events, commands)
 
 
 async def use_mark(client: httpx.AsyncClient, sid: str, turn: int) -> None:
@@ -169,8 +152,7 @@ async def use_mark(client: httpx.AsyncClient, sid: str, turn: int) -> None:
     await send(client, sid, "use mark")
     request = await the_pending_request(client, sid)
     assert (request["tool"], request["input"]) == ("mcp__mark__mark", {"text": "apricot"})
-    await decide(client, request["id"], "allow_once")
-    await wait_for_events(client, sid, count("turn_end", turn), timeout=TIMEOUT)
+    await answer(client, sid, request["id"], "allow_once", turn)
 
 
 async def test_mcp_servers_go_through_a_private_file_that_is_gone_once_open(

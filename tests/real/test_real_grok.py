@@ -20,11 +20,13 @@ import pytest
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.conftest import ProfileFactory
+from tests.real.modes import bypass_runs_a_command_unasked
 from tests.real.steps import (
     TIMEOUT,
     Agent,
     decide,
     new_session,
+    take_turn,
     the_pending_request,
 )
 
@@ -78,20 +80,10 @@ async def test_bypass_mode_mid_session_is_kept_by_the_app(
     project_dir: Path,
 ) -> None:
     sid = await grok_session()
-    await send(client, sid, "say hi")
-    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    await take_turn(client, sid, "say hi")
     r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "plan"})
     assert r.status_code == 422 and "no 'plan' mode" in r.text, r.text
-    r = await client.post(
-        f"/api/sessions/{sid}/mode", json={"mode": "bypassPermissions", "confirm": True}
-    )
-    assert r.status_code == 200, r.text
-
-    await send(client, sid, "BASH: touch bypassed.txt")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert (project_dir / "bypassed.txt").exists()
-    decisions = of_kind(events, "permission_decision")
-    assert [(d["decision"], d["source"]) for d in decisions] == [("allow_once", "mode")]
+    await bypass_runs_a_command_unasked(client, sid, project_dir, turn=2)
 
 
 @pytest.mark.conformance("allow_always", backend="grok")

@@ -17,23 +17,21 @@ offline setup).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from app.services.permissions.readonly import plan_mode_denial
 from tests.fakes.fake_model_server import FakeModelServer
-from tests.helpers import Event, count, of_kind, send, wait_for_events
+from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real import test_real_opencode as base
 from tests.real.common import opencode_bin, opencode_env  # noqa: F401 (fixtures, found by name)
 from tests.real.conftest import ProfileFactory
+from tests.real.modes import allow_every_card_of_each, assert_plan_mode_refused, folder_state
 from tests.real.steps import (
     TIMEOUT,
     decide,
-    permission_rows,
     requests_with,
     the_pending_request,
 )
@@ -54,32 +52,6 @@ def fake_rules() -> dict[str, Any]:
     return {"rules": RULES}
 
 
-def folder_state(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
-async def allow_every_card_until_the_turn_ends(
-    client: httpx.AsyncClient, sid: str, turn: int
-) -> tuple[list[Event], list[str]]:
-    """Press Allow once on every card that waits, until turn ``turn`` has ended.
-
-    Returns the events and the ids of the cards that were there to allow.
-    """
-    allowed: list[str] = []
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + TIMEOUT
-    while loop.time() < deadline:
-        r = await client.get("/api/permissions", params={"session_id": sid, "status": "pending"})
-        for row in r.json():
-            await decide(client, row["id"], "allow_once")
-            allowed.append(row["id"])
-        events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
-        if len(of_kind(events, "turn_end")) >= turn:
-            return events, allowed
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"turn {turn} did not end; allowed {allowed}")
-
-
 @pytest.mark.conformance("plan_mode", backend="opencode")
 async def test_opencode_in_plan_mode_leaves_the_folder_untouched_when_every_card_is_allowed(
     client: httpx.AsyncClient,
@@ -96,25 +68,13 @@ async def test_opencode_in_plan_mode_leaves_the_folder_untouched_when_every_card
     r = await client.post("/api/sessions", json={"profile_id": profile["id"]})
     sid = r.json()["id"]
 
-    allowed: list[str] = []
-    for turn, text in enumerate(
-        ["write the file", "touch planned", "remove the notes", "read the notes"], start=1
-    ):
-        await send(client, sid, text)
-        events, cards = await allow_every_card_until_the_turn_ends(client, sid, turn)
-        allowed += cards
+    messages = ["write the file", "touch planned", "remove the notes", "read the notes"]
+    events, allowed = await allow_every_card_of_each(client, sid, messages)
 
     assert folder_state(project_dir) == before
     assert allowed == []
     # Both commands were asked about and refused by plan mode, with the reason shown.
-    decisions = of_kind(events, "permission_decision")
-    assert [(d["tool"], d["decision"], d["source"]) for d in decisions] == [
-        ("Bash", "deny", "mode"),
-        ("Bash", "deny", "mode"),
-    ]
-    assert {d["message"] for d in decisions} == {plan_mode_denial("Bash")}
-    rows = await permission_rows(client, sid)
-    assert sorted(r["input"]["command"] for r in rows) == ["rm notes.txt", "touch planned.txt"]
+    await assert_plan_mode_refused(client, sid, events, ["rm notes.txt", "touch planned.txt"])
     # The read ran unasked and its text reached the model.
     assert requests_with(fake_model, "apricot jam")
 

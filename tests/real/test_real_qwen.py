@@ -27,7 +27,7 @@ from tests.real.conftest import ProfileFactory
 from tests.real.steps import (
     TIMEOUT,
     Agent,
-    decide,
+    answer,
     main_requests,
     new_session,
     permission_rows,
@@ -70,8 +70,7 @@ async def test_allow_always_is_the_profiles_rule_and_qwen_saves_nothing(
         ("Allow", "allow_once"),
         ("Reject", "deny"),
     ], options
-    await decide(client, request["id"], "allow_always")
-    await wait_for_events(client, first, count("turn_end"), timeout=TIMEOUT)
+    await answer(client, first, request["id"], "allow_always")
     assert (project_dir / "a.txt").exists()
 
     # Nothing was written into qwen's settings, the project's or the user's.
@@ -96,8 +95,7 @@ async def test_allow_always_is_the_profiles_rule_and_qwen_saves_nothing(
     other = await new_session(client, make_profile, qwen)
     await send(client, other, "BASH: touch b.txt")
     request = await the_pending_request(client, other)
-    await decide(client, request["id"], "deny")
-    await wait_for_events(client, other, count("turn_end"), timeout=TIMEOUT)
+    await answer(client, other, request["id"], "deny")
     assert not (project_dir / "b.txt").exists()
     assert [r["source"] for r in await permission_rows(client, other)] == ["user"]
 
@@ -184,16 +182,14 @@ async def test_approving_a_plan_goes_on_in_default_mode_not_in_qwens_auto(
         ("Yes, and manually approve edits", "allow_once"),
         ("No, keep planning (esc)", "deny"),
     ], options
-    await decide(client, request["id"], "allow_once")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
+    events = await answer(client, sid, request["id"], "allow_once", turn=2)
     assert [m["mode"] for m in of_kind(turn_of(events, 2), "mode_changed")] == ["default"]
 
     # The approved plan's command now asks, as in default mode (auto would offer to
     # "Switch to Default Mode"), and a refusal keeps the folder as it was.
     request, options = await question(client, sid, "BASH: touch planned.txt")
     assert [choice for _, choice in options] == ["allow_always", "allow_once", "deny"]
-    await decide(client, request["id"], "deny")
-    await wait_for_events(client, sid, count("turn_end", 3), timeout=TIMEOUT)
+    await answer(client, sid, request["id"], "deny", turn=3)
     assert not (project_dir / "planned.txt").exists()
 
 

@@ -44,8 +44,11 @@ from tests.real.steps import (
     permission_rows,
     real_agent,
     requests_with,
+    say_hi_on_model,
+    take_turn,
     the_pending_request,
     turn_of,
+    use_mark_again_refused_by,
 )
 from tests.real.test_real_claude_images_rewind import png
 
@@ -215,15 +218,7 @@ async def test_a_profile_mcp_server_is_reached_and_a_rule_for_it_holds(
         f"/api/profiles/{profile_id}/rules", json={"rule": "mcp__mark", "decision": "deny"}
     )
     assert r.status_code == 201, r.text
-    await send(client, sid, "use mark again")
-    events = await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    second = turn_of(events, 2)
-    decisions = of_kind(second, "permission_decision")
-    assert [(d["decision"], d["source"], d["rule"]) for d in decisions] == [
-        ("deny", "rule", "mcp__mark")
-    ], decisions
-    assert [r["is_error"] for r in of_kind(second, "tool_result")] == [True]
-    assert mcp_calls(log) == [("mark", MARK_INPUT)]
+    await use_mark_again_refused_by(client, sid, log, "mcp__mark")
 
 
 @pytest.mark.parametrize("agent", ["gemini", "claude-acp", "qwen", "copilot"], indirect=True)
@@ -236,8 +231,7 @@ async def test_plan_mode_keeps_the_files_untouched(
     project_dir: Path,
 ) -> None:
     sid = await new_session(client, make_profile, agent)
-    await send(client, sid, "say hi")
-    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    await take_turn(client, sid, "say hi")
     r = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "plan"})
     assert r.status_code == 200, r.text
     await send(client, sid, "BASH: touch planned.txt")
@@ -337,8 +331,7 @@ async def test_a_profile_model_the_agent_lacks_is_said(
     client: httpx.AsyncClient, make_profile: ProfileFactory, agent: Agent
 ) -> None:
     sid = await new_session(client, make_profile, agent, model="no-such-model")
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+    events = await take_turn(client, sid, "say hi")
     errors = [e["message"] for e in of_kind(events, "error")]
     assert any("has no model 'no-such-model'" in m for m in errors), errors
     assert of_kind(events, "assistant_message")[-1]["text"] == "hello from fake"
@@ -353,11 +346,8 @@ async def test_gemini_takes_the_model_on_its_command_line_and_refuses_an_effort(
     project_dir: Path,
 ) -> None:
     # gemini offers no model or effort choice over ACP; --model is its own flag.
-    sid = await new_session(client, make_profile, agent, model="gemini-2.5-flash")
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert of_kind(events, "error") == []
-    asked = [e["path"] for e in requests_with(fake_model, "say hi")]
+    _, requests = await say_hi_on_model(client, make_profile, agent, fake_model, "gemini-2.5-flash")
+    asked = [e["path"] for e in requests]
     assert asked and all("/models/gemini-2.5-flash:" in p for p in asked), asked
     body = {"name": "g", "backend": "gemini", "cwd": str(project_dir), "reasoning_effort": "high"}
     r = await client.post("/api/profiles", json=body)
