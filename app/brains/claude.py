@@ -13,7 +13,7 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from app.brains import register
 from app.brains.base import (
@@ -25,6 +25,7 @@ from app.brains.base import (
     PermissionAnswer,
     RewindResult,
 )
+from app.brains.claude_prompts import answer_frame
 from app.brains.claude_protocol import (
     ClaudeStreamParser,
     ControlReply,
@@ -38,9 +39,7 @@ from app.brains.claude_protocol import (
 )
 from app.brains.claude_steer import SteerBook
 from app.brains.claude_wire import (
-    allow_response,
     command_line,
-    deny_response,
     initialize_request,
     interrupt_request,
     new_request_id,
@@ -65,16 +64,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ClaudeBrain"]
 
-DEFAULT_DENY_MESSAGE = "The user denied this tool call."
 # The CLI keeps a copy of each file before its tools change it, per user message.
 CHECKPOINT_ENV = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "true"}
-
-
-@dataclass
-class _Pending:
-    tool: str
-    input: JsonDict
-    suggestions: tuple[JsonDict, ...]
 
 
 @register
@@ -127,7 +118,7 @@ class ClaudeBrain(Brain):
         self._parser = ClaudeStreamParser()
         self._reader: asyncio.Task[None] | None = None
         self._replies: dict[str, asyncio.Future[ControlReply]] = {}
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, PermissionPrompt] = {}
         self._answered: set[str] = set()
         self._started = False
         self._stopping = False
@@ -281,27 +272,10 @@ class ClaudeBrain(Brain):
             log.log(level, "ignoring an answer to unknown permission request %s", request_id)
             return
         self._answered.add(request_id)
-        if answer.choice in ("allow_once", "allow_always"):
-            # "Always" is remembered as an app rule, not as a CLI session rule: the CLI
-            # would then run later matching calls without asking, and they would be
-            # missing from the audit log.
-            # A plan approval names the mode to leave plan mode for, as the terminal's
-            # "Yes, and auto-accept edits" does; without it the CLI drops to default.
-            modes = [{"type": "setMode", "mode": answer.mode, "destination": "session"}]
-            frame = allow_response(
-                request_id, answer.updated_input or pending.input, modes if answer.mode else None
-            )
-        elif answer.choice == "cancelled":
-            frame = deny_response(request_id, answer.message or "cancelled")
-        else:
-            self._interrupted = answer.choice == "deny_stop" or self._interrupted
-            frame = deny_response(
-                request_id,
-                answer.message or DEFAULT_DENY_MESSAGE,
-                interrupt=answer.choice == "deny_stop",
-            )
+        if answer.choice == "deny_stop":
+            self._interrupted = True
         try:
-            await self._process.write_json(frame)
+            await self._process.write_json(answer_frame(pending, answer))
         except ProcessNotRunningError:
             log.info("Claude Code exited before permission request %s was answered", request_id)
 
@@ -359,11 +333,8 @@ class ClaudeBrain(Brain):
             if future is not None and not future.done():
                 future.set_result(item)
         elif isinstance(item, PermissionPrompt):
-            asked = item.event
-            self._pending[asked.request_id] = _Pending(
-                asked.tool, item.wire_input, item.suggestions
-            )
-            self._emit(asked)
+            self._pending[item.event.request_id] = item
+            self._emit(item.event)
         elif isinstance(item, SessionReported):
             self._saw_init = self._saw_init or item.source == "init"
             self._session_id = item.session_id
