@@ -25,6 +25,7 @@ from app.brains.base import (
     PermissionAnswer,
     RewindResult,
 )
+from app.brains.claude_control import ControlRequests
 from app.brains.claude_prompts import answer_frame
 from app.brains.claude_protocol import (
     ClaudeStreamParser,
@@ -42,7 +43,6 @@ from app.brains.claude_wire import (
     command_line,
     initialize_request,
     interrupt_request,
-    new_request_id,
     rewind_files_request,
     set_model_request,
     set_permission_mode_request,
@@ -117,7 +117,7 @@ class ClaudeBrain(Brain):
         self._process = AgentProcess(name=self.label, install_hint=self.install_hint)
         self._parser = ClaudeStreamParser()
         self._reader: asyncio.Task[None] | None = None
-        self._replies: dict[str, asyncio.Future[ControlReply]] = {}
+        self._controls = ControlRequests(self._process)
         self._pending: dict[str, PermissionPrompt] = {}
         self._answered: set[str] = set()
         self._started = False
@@ -283,21 +283,7 @@ class ClaudeBrain(Brain):
     async def _control(
         self, build: Callable[[str], JsonDict], *, timeout: float | None = None
     ) -> ControlReply:
-        request_id = new_request_id()
-        frame = build(request_id)
-        future: asyncio.Future[ControlReply] = asyncio.get_running_loop().create_future()
-        self._replies[request_id] = future
-        try:
-            await self._process.write_json(frame)
-            return await asyncio.wait_for(future, timeout or self.control_timeout)
-        except TimeoutError:
-            subtype = frame["request"]["subtype"]
-            raise ProtocolError(
-                f"Claude Code did not answer the {subtype} request within "
-                f"{timeout or self.control_timeout:g} s."
-            ) from None
-        finally:
-            self._replies.pop(request_id, None)
+        return await self._controls.ask(build, timeout or self.control_timeout)
 
     # -- reading -----------------------------------------------------------------------
     async def _read_loop(self) -> None:
@@ -329,9 +315,7 @@ class ClaudeBrain(Brain):
     def _handle(self, item: Parsed) -> None:
         """Everything the CLI says but what needs an answer written back (``_send``)."""
         if isinstance(item, ControlReply):
-            future = self._replies.get(item.request_id)
-            if future is not None and not future.done():
-                future.set_result(item)
+            self._controls.replied(item)
         elif isinstance(item, PermissionPrompt):
             self._pending[item.event.request_id] = item
             self._emit(item.event)
@@ -377,9 +361,7 @@ class ClaudeBrain(Brain):
         self._emit(event)
 
     def _exited(self, code: int | None) -> None:
-        for future in self._replies.values():
-            if not future.done():
-                future.set_exception(ProcessNotRunningError("Claude Code exited."))
+        self._controls.exited()
         self._pending.clear()
         tail = self._process.stderr_tail()
         mid_turn = self._turns_in_flight > 0
