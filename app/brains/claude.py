@@ -13,7 +13,7 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from app.brains import register
 from app.brains.base import (
@@ -25,6 +25,8 @@ from app.brains.base import (
     PermissionAnswer,
     RewindResult,
 )
+from app.brains.claude_control import ControlRequests
+from app.brains.claude_prompts import answer_frame
 from app.brains.claude_protocol import (
     ClaudeStreamParser,
     ControlReply,
@@ -38,12 +40,9 @@ from app.brains.claude_protocol import (
 )
 from app.brains.claude_steer import SteerBook
 from app.brains.claude_wire import (
-    allow_response,
     command_line,
-    deny_response,
     initialize_request,
     interrupt_request,
-    new_request_id,
     rewind_files_request,
     set_model_request,
     set_permission_mode_request,
@@ -65,16 +64,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ClaudeBrain"]
 
-DEFAULT_DENY_MESSAGE = "The user denied this tool call."
 # The CLI keeps a copy of each file before its tools change it, per user message.
 CHECKPOINT_ENV = {"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "true"}
-
-
-@dataclass
-class _Pending:
-    tool: str
-    input: JsonDict
-    suggestions: tuple[JsonDict, ...]
 
 
 @register
@@ -126,8 +117,8 @@ class ClaudeBrain(Brain):
         self._process = AgentProcess(name=self.label, install_hint=self.install_hint)
         self._parser = ClaudeStreamParser()
         self._reader: asyncio.Task[None] | None = None
-        self._replies: dict[str, asyncio.Future[ControlReply]] = {}
-        self._pending: dict[str, _Pending] = {}
+        self._controls = ControlRequests(self._process)
+        self._pending: dict[str, PermissionPrompt] = {}
         self._answered: set[str] = set()
         self._started = False
         self._stopping = False
@@ -281,27 +272,10 @@ class ClaudeBrain(Brain):
             log.log(level, "ignoring an answer to unknown permission request %s", request_id)
             return
         self._answered.add(request_id)
-        if answer.choice in ("allow_once", "allow_always"):
-            # "Always" is remembered as an app rule, not as a CLI session rule: the CLI
-            # would then run later matching calls without asking, and they would be
-            # missing from the audit log.
-            # A plan approval names the mode to leave plan mode for, as the terminal's
-            # "Yes, and auto-accept edits" does; without it the CLI drops to default.
-            modes = [{"type": "setMode", "mode": answer.mode, "destination": "session"}]
-            frame = allow_response(
-                request_id, answer.updated_input or pending.input, modes if answer.mode else None
-            )
-        elif answer.choice == "cancelled":
-            frame = deny_response(request_id, answer.message or "cancelled")
-        else:
-            self._interrupted = answer.choice == "deny_stop" or self._interrupted
-            frame = deny_response(
-                request_id,
-                answer.message or DEFAULT_DENY_MESSAGE,
-                interrupt=answer.choice == "deny_stop",
-            )
+        if answer.choice == "deny_stop":
+            self._interrupted = True
         try:
-            await self._process.write_json(frame)
+            await self._process.write_json(answer_frame(pending, answer))
         except ProcessNotRunningError:
             log.info("Claude Code exited before permission request %s was answered", request_id)
 
@@ -309,21 +283,7 @@ class ClaudeBrain(Brain):
     async def _control(
         self, build: Callable[[str], JsonDict], *, timeout: float | None = None
     ) -> ControlReply:
-        request_id = new_request_id()
-        frame = build(request_id)
-        future: asyncio.Future[ControlReply] = asyncio.get_running_loop().create_future()
-        self._replies[request_id] = future
-        try:
-            await self._process.write_json(frame)
-            return await asyncio.wait_for(future, timeout or self.control_timeout)
-        except TimeoutError:
-            subtype = frame["request"]["subtype"]
-            raise ProtocolError(
-                f"Claude Code did not answer the {subtype} request within "
-                f"{timeout or self.control_timeout:g} s."
-            ) from None
-        finally:
-            self._replies.pop(request_id, None)
+        return await self._controls.ask(build, timeout or self.control_timeout)
 
     # -- reading -----------------------------------------------------------------------
     async def _read_loop(self) -> None:
@@ -355,15 +315,10 @@ class ClaudeBrain(Brain):
     def _handle(self, item: Parsed) -> None:
         """Everything the CLI says but what needs an answer written back (``_send``)."""
         if isinstance(item, ControlReply):
-            future = self._replies.get(item.request_id)
-            if future is not None and not future.done():
-                future.set_result(item)
+            self._controls.replied(item)
         elif isinstance(item, PermissionPrompt):
-            asked = item.event
-            self._pending[asked.request_id] = _Pending(
-                asked.tool, item.wire_input, item.suggestions
-            )
-            self._emit(asked)
+            self._pending[item.event.request_id] = item
+            self._emit(item.event)
         elif isinstance(item, SessionReported):
             self._saw_init = self._saw_init or item.source == "init"
             self._session_id = item.session_id
@@ -406,9 +361,7 @@ class ClaudeBrain(Brain):
         self._emit(event)
 
     def _exited(self, code: int | None) -> None:
-        for future in self._replies.values():
-            if not future.done():
-                future.set_exception(ProcessNotRunningError("Claude Code exited."))
+        self._controls.exited()
         self._pending.clear()
         tail = self._process.stderr_tail()
         mid_turn = self._turns_in_flight > 0
