@@ -2,8 +2,10 @@
 
 Layers: ``AgentProcess`` owns the child (own process group, death signal, drained
 stderr), ``AcpSession`` speaks the protocol through the SDK's connection,
-``TurnRunner`` (``acp_turns``) runs the turns, and this brain starts and stops it all
-and answers permission questions. Start-up is ``initialize`` →
+``TurnRunner`` (``acp_turns``) runs the turns, ``PermissionDesk`` (``acp_questions``)
+asks the user the agent's permission questions, and this brain starts and stops it all
+and decides which questions may be asked (``acp_modes`` maps the app's permission modes
+to the agent's). Start-up is ``initialize`` →
 ``session/new`` (or ``session/resume`` / ``session/load`` for a known session) → the
 profile's permission mode; each ``send()`` is one ``session/prompt``, queued behind
 the one in flight, and ``interrupt()`` is ``session/cancel``.
@@ -21,6 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from app.brains.acp_modes import APP_KEPT_MODES, agent_mode, kept_by_app, require_mode
 from app.brains.acp_steer import steer_turn
 from app.brains.base import (
     Brain,
@@ -36,11 +39,9 @@ from app.brains.events import (
     BrainEvent,
     BrainExited,
     ModeChanged,
-    PermissionAsked,
-    PermissionCancelled,
     SteerLanded,
 )
-from app.errors import AppError, BrainStartError, ValidationFailed
+from app.errors import AppError, BrainStartError
 from app.errors import BrainError as BrainFailure
 from app.transport import AgentProcess, build_env, describe_exit
 
@@ -53,10 +54,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AcpBrain"]
-
-# The modes the app can keep for any agent that asks before acting, by answering itself.
-APP_KEPT_MODES = ("default", "bypassPermissions", "dontAsk")
+# APP_KEPT_MODES stays importable from here: the catalog's brains name it.
+__all__ = ["APP_KEPT_MODES", "AcpBrain"]
 
 
 class AcpBrain(Brain):
@@ -116,7 +115,8 @@ class AcpBrain(Brain):
     def __init__(self, config: BrainConfig) -> None:
         # The SDK and its generated models load here, not at import: listing the backends
         # (``angelia doctor``, the backends page) needs only the class attributes.
-        from app.brains.acp_client import AcpClient, OpenQuestions
+        from app.brains.acp_client import AcpClient
+        from app.brains.acp_questions import PermissionDesk
         from app.brains.acp_session import AcpSession
         from app.brains.acp_turns import AgentInfo, TurnRunner
         from app.brains.acp_updates import UpdateMapper
@@ -137,18 +137,18 @@ class AcpBrain(Brain):
             control_timeout=self.control_timeout,
         )
         self._mapper = mapper
+        self._questions = PermissionDesk(mapper, self._emit)
         self._turns = TurnRunner(
             AgentInfo(self.label, self.install_hint, self._process.stderr_tail),
             self._session,
             mapper,
             emit=self._emit,
-            cancel_permissions=self._cancel_permissions,
+            cancel_permissions=self._questions.cancel_all,
             close_open_tools=self.close_open_tools,
         )
         self._transport: ProcessTransport | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._runner: asyncio.Task[None] | None = None
-        self._questions = OpenQuestions()
         self._started = False
         self._stopping = False
         # The session's mode as the app sees it (the agent may sit in its asking mode).
@@ -255,7 +255,7 @@ class AcpBrain(Brain):
         if self._watcher is None:
             self._close_events()
             return
-        self._cancel_permissions()
+        self._questions.cancel_all()
         await self._process.close(self.close_timeout if grace is None else grace)
         await asyncio.shield(self._watcher)
 
@@ -275,33 +275,17 @@ class AcpBrain(Brain):
         """
         if self.app_keeps_modes:
             # The app answers the agent's questions by the session's mode: nothing to tell it.
-            if mode not in self.permission_modes:
-                have = ", ".join(self.permission_modes)
-                raise ValidationFailed(
-                    "mode", f"{self.label} has no {mode!r} mode; its modes: {have}"
-                )
+            require_mode(self.label, mode, mode, self.permission_modes)
             self._mode = mode
             return
-        from app.brains.acp_session import ASKING_MODE
-
-        target = ASKING_MODE if self._kept_by_app(mode) else self.mode_map.get(mode, mode)
-        modes = self.available_modes
-        if target not in modes:
-            have = ", ".join(modes) if modes else "none"
-            raise ValidationFailed("mode", f"{self.label} has no {mode!r} mode; its modes: {have}")
+        target = agent_mode(self.label, mode, self.mode_map, self.available_modes)
         self._mode = mode
         await self._session.switch_mode(target)
 
-    def _kept_by_app(self, mode: str) -> bool:
-        """``mode`` is one the agent lacks and the app keeps by answering in its asking mode."""
-        from app.brains.acp_session import ASKING_MODE
-
-        modes = self.available_modes
-        native = self.mode_map.get(mode, mode) in modes
-        return mode in APP_KEPT_MODES and not native and ASKING_MODE in modes
-
     def _emit(self, event: BrainEvent) -> None:
-        if isinstance(event, ModeChanged) and self._kept_by_app(self._mode):
+        if isinstance(event, ModeChanged) and kept_by_app(
+            self._mode, self.mode_map, self.available_modes
+        ):
             # The agent moved to its asking mode for a mode the app keeps: the session's
             # mode is still the app's.
             return
@@ -330,43 +314,20 @@ class AcpBrain(Brain):
     ) -> RequestPermissionResponse:
         from acp import RequestError
 
-        from app.brains.acp_client import CANCELLED, app_options
+        from app.brains.acp_client import CANCELLED
+        from app.brains.acp_questions import allows
 
         if session_id != self._session.session_id:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown"})
         if self._turns.cancel_requested or self._session.loading or self._stopping:
             return CANCELLED
-        self._emit_all(self._mapper.tool_update(tool_call))
-        tool = self._mapper.tools[tool_call.tool_call_id]
-        request_id, answered = self._questions.open(options)
-        tool_name, tool_input = tool.as_claude_tool()
-        self._emit(
-            PermissionAsked(
-                request_id=request_id,
-                tool=tool_name,
-                input=tool_input,
-                options=app_options(options),
-                tool_call_id=tool.tool_call_id,
-                title=tool.title,
-                tool_kind=tool.kind,
-            )
-        )
-        try:
-            response = await answered
-        finally:
-            if self._questions.withdraw(request_id):
-                # Still open: the connection went away under the question.
-                self._emit(PermissionCancelled(request_id=request_id))
-        if not _allows(response, options):
-            self._turns.refused(tool.tool_call_id)
+        response = await self._questions.ask(tool_call, options)
+        if not allows(response, options):
+            self._turns.refused(tool_call.tool_call_id)
         return response
 
     def on_refused(self, message: str) -> None:
         self._emit(BrainError(message=message))
-
-    def _cancel_permissions(self) -> None:
-        for request_id in self._questions.cancel_all():
-            self._emit(PermissionCancelled(request_id=request_id))
 
     # -- start-up failures and exit ---------------------------------------------------------
     def _start_failure(self, exc: BaseException) -> str | None:
@@ -411,7 +372,7 @@ class AcpBrain(Brain):
         message = self._exit_message()
         if self._runner is not None:
             self._runner.cancel()
-        self._cancel_permissions()
+        self._questions.cancel_all()
         await self._session.close()
         tail = self._process.stderr_tail()
         self._emit_all(self._mapper.flush())
@@ -428,14 +389,3 @@ class AcpBrain(Brain):
     def _emit_all(self, events: Sequence[BrainEvent]) -> None:
         for event in events:
             self._emit(event)
-
-
-def _allows(response: RequestPermissionResponse, options: Sequence[AcpPermissionOption]) -> bool:
-    """Whether an answer to ``session/request_permission`` lets the tool run."""
-    from acp.schema import AllowedOutcome
-
-    outcome = response.outcome
-    if not isinstance(outcome, AllowedOutcome):
-        return False
-    kind = next((o.kind for o in options if o.option_id == outcome.option_id), "")
-    return kind.startswith("allow")

@@ -3,7 +3,9 @@
 ``AcpSession`` knows the ACP requests (``initialize``, ``session/new`` / ``resume`` /
 ``load``, modes, config options, ``prompt``, ``cancel``) and where each
 ``session/update`` goes; it knows nothing of processes, turns or permissions, which
-stay with the brain (``acp_answers`` reads a ``session/prompt`` answer for it).
+stay with the brain (``acp_answers`` reads a ``session/prompt`` answer for it). Which
+mode, model and effort a session runs with is decided in ``acp_choices``, which asks
+for them through ``switch_mode``, ``set_option`` and ``control``.
 
 Updates are routed by session id. Until ``session/new`` has answered, the id is not
 known and updates are kept, not dropped (some agents announce their commands first).
@@ -39,27 +41,26 @@ from acp.schema import (
 )
 
 from app import __version__
+from app.brains import acp_choices
 from app.brains.acp_answers import error_reason
 from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
 from app.brains.acp_mentions import resource_blocks
-from app.brains.acp_models import AgentModels, agent_models, option_models
+from app.brains.acp_models import AgentModels, agent_models
+from app.brains.acp_modes import ASKING_MODE
 from app.brains.acp_steer import advertises_steering
 from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
 from app.brains.base import BrainConfig, ImageData
 from app.brains.events import (
     BackendSession,
-    BrainError,
     BrainEvent,
     ModelsOffered,
 )
 from app.errors import BrainError as BrainFailure
-from app.errors import BrainStartError, ValidationFailed
+from app.errors import BrainStartError
 
 log = logging.getLogger(__name__)
 
-# The agent mode id that asks before acting, for a mode the app keeps itself.
-ASKING_MODE = "default"
-
+# ASKING_MODE (now in acp_modes) stays importable from here.
 __all__ = ["ASKING_MODE", "AUTH_REQUIRED", "RESOURCE_NOT_FOUND", "AcpSession"]
 
 AUTH_REQUIRED = -32000
@@ -104,7 +105,7 @@ class AcpSession:
         self.modes: SessionModeState | None = None
         self.listed_models: AgentModels | None = None
         self.steering = False
-        self._emit = emit
+        self.emit = emit
         self._conn: ClientSideConnection | None = None
         self._early: list[tuple[str, SessionUpdate]] = []
         self._loading = False
@@ -191,18 +192,13 @@ class AcpSession:
             response = await self.conn.new_session(cwd=self.cwd, mcp_servers=servers)
             self._state(response.modes, response.config_options)
             self.session_id = response.session_id
-            self._emit(BackendSession(backend_session_id=response.session_id))
+            self.emit(BackendSession(backend_session_id=response.session_id))
             early, self._early = self._early, []
             for session_id, update in early:
                 self.route(session_id, update)
-        await self._apply_mode(mode)
-        if apply_profile and not model_on_argv:
-            await self._apply_choice("model", config.model)
-        if apply_profile:
-            await self._apply_choice("thought_level", config.reasoning_effort)
-        await self._apply_listed_model(config.model)
-        if (offered := self.models_offered()) is not None:
-            self._emit(offered)
+        await acp_choices.apply_choices(
+            self, config, mode=mode, options=apply_profile, model_on_argv=model_on_argv
+        )
 
     async def _reopen(
         self, session_id: str, servers: list[McpServer], methods: Sequence[str]
@@ -255,103 +251,23 @@ class AcpSession:
         elif (option := self.mapper.mode_option()) is not None:
             self.mapper.mode_id = option.current_value
 
-    async def _apply_mode(self, wanted: str) -> None:
-        modes = self.available_modes
-        if wanted in modes and wanted != self.mapper.mode_id:
-            await self.switch_mode(wanted)
-        elif modes and wanted not in modes:
-            # The app keeps the mode by answering the agent's questions, so the agent must
-            # ask: claude-agent-acp starts in "auto", which would run everything unasked.
-            log.info("%s has no mode %r (it has %s)", self.label, wanted, ", ".join(modes))
-            if ASKING_MODE in modes and self.mapper.mode_id != ASKING_MODE:
-                await self.switch_mode(ASKING_MODE)
-
-    async def _apply_choice(self, category: str, value: str | None) -> None:
-        """Select the profile's model (or effort) if the agent has such a config option."""
-        option = self.mapper.select_option(category)
-        if value and option is None and not (category == "model" and self.listed_models):
-            # Said once, at the start, so a profile setting is never dropped unseen.
-            what = "model" if category == "model" else "reasoning effort"
-            self._emit(
-                BrainError(
-                    message=f"{self.label} offers no {what} choice, so the profile's "
-                    f"{what} {value!r} is not used."
-                )
-            )
-            return
-        if not value or option is None or option.current_value == value:
-            return
-        choices = select_values(option)
-        if value not in choices:
-            self._emit(
-                BrainError(
-                    message=f"{self.label} has no {option.name.lower()} {value!r}; it keeps "
-                    f"{option.current_value!r}. It offers: {', '.join(choices)}."
-                )
-            )
-            return
-        await self._set_option(option.id, value, f"{option.name.lower()} {value!r}")
-
-    async def _apply_listed_model(self, model: str | None) -> None:
-        # Even when the profile's model went on the command line: a reopened session
-        # keeps the model it had, so a later choice has to be asked for again.
-        listed = self.listed_models
-        if not model or listed is None or self.mapper.select_option("model") is not None:
-            return
-        if model not in listed.ids():
-            self._emit(
-                BrainError(
-                    message=f"{self.label} has no model {model!r}; it keeps "
-                    f"{listed.current!r}. It offers: {', '.join(listed.ids())}."
-                )
-            )
-        elif model != listed.current:
-            await self._control(listed.switch(self.conn, self.sid(), model), f"model {model!r}")
-
     def models_offered(self) -> ModelsOffered | None:
         """The agent's model choices, from its ``model`` config option or model list."""
-        option = self.mapper.select_option("model")
-        if option is None:
-            return self.listed_models.offered() if self.listed_models is not None else None
-        return option_models(option)
+        return acp_choices.models_offered(self)
 
     async def set_model(self, model: str) -> None:
-        """Select ``model`` through the agent's ``model`` config option.
-
-        Raises:
-            ValidationFailed: The agent offers no model choice, or not this model.
-        """
-        option = self.mapper.select_option("model")
-        listed = self.listed_models
-        if option is None and listed is not None:
-            if model not in listed.ids():
-                raise ValidationFailed(
-                    "model",
-                    f"{self.label} has no model {model!r}; it offers: {', '.join(listed.ids())}",
-                )
-            await self._control(listed.switch(self.conn, self.sid(), model), f"model {model!r}")
-            self._emit(listed.offered())
-            return
-        if option is None:
-            raise ValidationFailed("model", f"{self.label} offers no model choice in a session")
-        choices = select_values(option)
-        if model not in choices:
-            raise ValidationFailed(
-                "model", f"{self.label} has no model {model!r}; it offers: {', '.join(choices)}"
-            )
-        await self._set_option(option.id, model, f"model {model!r}")
-        if (offered := self.models_offered()) is not None:
-            self._emit(offered)
+        """Select ``model`` (``acp_choices.set_model`` says how)."""
+        await acp_choices.set_model(self, model)
 
     # -- requests ----------------------------------------------------------------------------
     async def switch_mode(self, mode_id: str) -> None:
         """Switch with ``session/set_mode``, or the mode config option if that is all."""
         option = self.mapper.mode_option()
         if self.modes is None and option is not None:
-            await self._set_option(option.id, mode_id, f"mode {mode_id!r}")
+            await self.set_option(option.id, mode_id, f"mode {mode_id!r}")
         else:
             request = self.conn.set_session_mode(session_id=self.sid(), mode_id=mode_id)
-            await self._control(request, f"mode {mode_id!r}")
+            await self.control(request, f"mode {mode_id!r}")
         self.mapper.mode_id = mode_id
 
     async def prompt(self, text: str, images: Sequence[ImageData] = ()) -> PromptResponse:
@@ -371,18 +287,21 @@ class AcpSession:
     async def cancel(self) -> None:
         await self.conn.cancel(session_id=self.sid())
 
-    async def _set_option(self, config_id: str, value: str, what: str) -> None:
+    async def set_option(self, config_id: str, value: str, what: str) -> None:
+        """Set one of the agent's config options; its reply updates them all."""
         request = self.conn.set_config_option(
             config_id=config_id, session_id=self.sid(), value=value
         )
-        reply = await self._control(request, what)
+        reply = await self.control(request, what)
         self.mapper.config_options = list(reply.config_options)
 
     async def extension(self, method: str, params: dict[str, Any], what: str) -> dict[str, Any]:
         """An extension request of the agent's own (``_<method>``); its answer."""
-        return await self._control(self.conn.ext_method(method, params), what)
+        return await self.control(self.conn.ext_method(method, params), what)
 
-    async def _control(self, request: Awaitable[T], what: str) -> T:
+    async def control(self, request: Awaitable[T], what: str) -> T:
+        """Await a request about ``what``, within ``control_timeout``; a refusal, a
+        timeout or a lost agent becomes a ``BrainError`` that says so."""
         try:
             return await asyncio.wait_for(request, self.control_timeout)
         except RequestError as exc:
@@ -403,7 +322,7 @@ class AcpSession:
             self.mapper.absorb(update)
         else:
             for event in self.mapper.apply(update):
-                self._emit(event)
+                self.emit(event)
 
     def request_failed(self, what: str, exc: RequestError, install_hint: str) -> str:
         """The user's message for an error answer to one of our requests."""
