@@ -168,6 +168,11 @@ async def test_continue_at_the_reset_is_sent_once_and_shown_until_then(
 
     events = await wait_for_events(client, sid, count("turn_end", 2))
     assert continues_sent(events) == 1
+    # The transcript says nobody typed it just then; the user's own message stays plain.
+    (auto,) = [e for e in events if e["kind"] == "user_message" and e.get("scheduled")]
+    assert auto["text"] == "continue"
+    page = (await client.get(f"/sessions/{sid}")).text
+    assert page.count("sent automatically, as scheduled") == 1
     assert any(e["kind"] == "assistant_message" and e["text"] == "carried on" for e in events)
     done = (await client.get(f"/api/sessions/{sid}/resume-at")).json()
     assert done["state"] == "sent" and done["done_at"] is not None

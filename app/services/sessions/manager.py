@@ -122,12 +122,18 @@ class SessionManager:
 
     # -- operations --------------------------------------------------------------
     async def send_message(
-        self, session_id: str, text: str, images: Sequence[ImageData] = ()
+        self,
+        session_id: str,
+        text: str,
+        images: Sequence[ImageData] = (),
+        *,
+        scheduled: bool = False,
     ) -> bool:
         """Send a message; returns True if it waits (editable) until the agent is free.
 
         Images need a backend that takes them (an ACP agent says so when it starts);
-        otherwise ``ValidationFailed`` and nothing is stored or sent.
+        otherwise ``ValidationFailed`` and nothing is stored or sent. ``scheduled`` marks
+        a message the app sends for the user at the time they set.
         """
         chat = store.get_session(self._engine, session_id)
         if images:
@@ -137,7 +143,7 @@ class SessionManager:
                     "images", f"{brain.label} does not take images; send the text alone"
                 )
         refs = tuple(self.images.save(session_id, i).ref(session_id) for i in images)
-        message = Message(text, tuple(images), refs)
+        message = Message(text, tuple(images), refs, scheduled=scheduled)
         if not chat.title:
             title = store.title_from_message(text or "Image")
             store.update_session(self._engine, session_id, title=title)

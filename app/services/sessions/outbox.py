@@ -27,11 +27,16 @@ class Message:
     image_refs: tuple[dict[str, str], ...] = ()
     # Names the message for the backend, so its files can be rewound to before it.
     message_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    # Sent by the app for the user at a time they chose (a continue at a limit's reset),
+    # so the transcript can say nobody typed it just then.
+    scheduled: bool = False
 
     def payload(self) -> dict[str, Any]:
         out: dict[str, Any] = {"text": self.text, "message_id": self.message_id}
         if self.image_refs:
             out["images"] = list(self.image_refs)
+        if self.scheduled:
+            out["scheduled"] = True
         return out
 
 

@@ -228,7 +228,7 @@ class ContinueScheduler:
         if not _claim(self._engine, row.id):
             return
         try:
-            await self._manager.send_message(row.session_id, row.message)
+            await self._manager.send_message(row.session_id, row.message, scheduled=True)
         except AppError as exc:
             _failed(self._engine, row.id, exc.message)
         except Exception as exc:
