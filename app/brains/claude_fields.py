@@ -11,7 +11,7 @@ from typing import Any
 
 from app.brains.events import JsonDict
 
-__all__ = ["as_dict", "as_list", "as_number", "as_str"]
+__all__ = ["as_count", "as_dict", "as_list", "as_number", "as_str"]
 
 
 def as_dict(value: Any) -> JsonDict:
@@ -34,3 +34,9 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, int):
         return value if abs(value) < 2**53 else None
     return value if math.isfinite(value) and abs(value) < 2**53 else None
+
+
+def as_count(value: Any) -> int | None:
+    """A count (tokens, say): a usable number that is not negative, as an int; else None."""
+    number = as_number(value)
+    return int(number) if number is not None and number >= 0 else None

@@ -13,10 +13,10 @@ claude.ai login or a gateway; with an API key it reports nothing) and writes::
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from typing import Any
 
+from app.brains.claude_fields import as_number
 from app.brains.events import JsonDict, RateLimit
 
 __all__ = ["rate_limit_event"]
@@ -59,22 +59,15 @@ def _text(value: Any) -> str:
     return value[:100] if isinstance(value, str) else ""
 
 
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value) if abs(value) < 2**53 else math.inf
-    return number if math.isfinite(number) else None
-
-
 def _fraction(value: Any) -> float | None:
     """A share from 0 to 1, or None when missing or out of that range."""
-    number = _finite(value)
+    number = as_number(value)
     return number if number is not None and 0 <= number <= 1 else None
 
 
 def _epoch_iso(value: Any) -> str:
     """Epoch seconds as ISO-8601 UTC, "" when missing or out of range."""
-    number = _finite(value)
+    number = as_number(value)
     if number is None or not _EPOCH_RANGE[0] <= number <= _EPOCH_RANGE[1]:
         return ""
     return datetime.fromtimestamp(int(number), UTC).isoformat()

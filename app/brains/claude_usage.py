@@ -11,9 +11,7 @@ a context of their own and are not counted.
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
+from app.brains.claude_fields import as_count, as_dict, as_str
 from app.brains.events import Compacted, JsonDict, Usage
 
 __all__ = ["ContextMeter"]
@@ -33,9 +31,9 @@ class ContextMeter:
 
     def message_start(self, message: JsonDict) -> None:
         """A main-agent model call began (``stream_event`` ``message_start``)."""
-        self._message_id = _text(message.get("id"))
-        self._model = _text(message.get("model")) or self._model
-        self._take(_dict(message.get("usage")), output=False)
+        self._message_id = as_str(message.get("id"))
+        self._model = as_str(message.get("model")) or self._model
+        self._take(as_dict(message.get("usage")), output=False)
 
     def message_delta(self, usage: JsonDict) -> None:
         """The call's running totals (``stream_event`` ``message_delta``)."""
@@ -43,29 +41,29 @@ class ContextMeter:
 
     def assistant(self, message: JsonDict) -> None:
         """An ``assistant`` line; counts on its own only for a call no stream announced."""
-        message_id = _text(message.get("id"))
+        message_id = as_str(message.get("id"))
         if message_id and message_id == self._message_id:
             return
         self._message_id = message_id
-        self._model = _text(message.get("model")) or self._model
-        self._take(_dict(message.get("usage")), output=True)
+        self._model = as_str(message.get("model")) or self._model
+        self._take(as_dict(message.get("usage")), output=True)
 
     def compacted(self, metadata: JsonDict) -> Compacted:
         """A ``compact_boundary``'s ``compact_metadata``; from then on the conversation is
         the CLI's summary, of ``post_tokens``."""
-        after = _count(metadata.get("post_tokens"))
+        after = as_count(metadata.get("post_tokens"))
         if after is not None:
             self._input, self._output = after, 0
         return Compacted(
-            trigger=_text(metadata.get("trigger")),
-            before=_count(metadata.get("pre_tokens")),
+            trigger=as_str(metadata.get("trigger")),
+            before=as_count(metadata.get("pre_tokens")),
             after=after,
         )
 
     def result(self, model_usage: JsonDict) -> Usage | None:
         """The figures at a turn's end (``result``), or None while any is unknown."""
         windows = {
-            name: _count(_dict(figures).get("contextWindow"))
+            name: as_count(as_dict(figures).get("contextWindow"))
             for name, figures in model_usage.items()
         }
         window = windows.get(self._model)
@@ -77,26 +75,10 @@ class ContextMeter:
         return Usage(used=self._input + self._output, size=self._window)
 
     def _take(self, usage: JsonDict, *, output: bool) -> None:
-        counts = [_count(usage.get(name)) for name in _INPUT_FIELDS]
+        counts = [as_count(usage.get(name)) for name in _INPUT_FIELDS]
         if any(name in usage for name in _INPUT_FIELDS):
             self._input = sum(c or 0 for c in counts)
             self._output = 0
-        if output and (out := _count(usage.get("output_tokens"))) is not None:
+        if output and (out := as_count(usage.get("output_tokens"))) is not None:
             self._output = out
 
-
-def _count(value: Any) -> int | None:
-    """A token count, or None: JSON allows floats, inf and absurdly large integers."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return int(value) if 0 <= value < 2**53 else None
-
-
-def _dict(value: Any) -> JsonDict:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
