@@ -24,13 +24,7 @@ async def test_a_stored_rule_answers_an_acp_request_by_selecting_its_option(
     files.scenario([{"tool": SHELL, "permission": True}, {"text": "after"}])
     r = await client.post(
         "/api/profiles",
-        json={
-            "name": "acp",
-            "backend": "acp",
-            "cwd": str(files.cwd),
-            "command": list(files.command),
-            "env": files.env(),
-        },
+        json=files.profile(),
     )
     assert r.status_code == 201, r.text
     pid = r.json()["id"]
@@ -59,13 +53,7 @@ async def test_the_agent_names_the_session_unless_the_user_did(
     )
     r = await client.post(
         "/api/profiles",
-        json={
-            "name": "acp",
-            "backend": "acp",
-            "cwd": str(files.cwd),
-            "command": list(files.command),
-            "env": files.env(),
-        },
+        json=files.profile(),
     )
     sid = (await client.post("/api/sessions", json={"profile_id": r.json()["id"]})).json()["id"]
     await send(client, sid, "the login test fails")

@@ -117,14 +117,7 @@ async def test_compact_is_refused_while_a_turn_runs_and_nothing_is_sent(
 
 
 async def acp_session(client: httpx.AsyncClient, files: FakeAcpFiles) -> str:
-    body = {
-        "name": "acp",
-        "backend": "acp",
-        "cwd": str(files.cwd),
-        "command": list(files.command),
-        "env": files.env(),
-    }
-    pid = (await client.post("/api/profiles", json=body)).json()["id"]
+    pid = (await client.post("/api/profiles", json=files.profile())).json()["id"]
     sid: str = (await client.post("/api/sessions", json={"profile_id": pid})).json()["id"]
     return sid
 

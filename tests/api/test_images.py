@@ -16,14 +16,7 @@ async def test_an_acp_agent_without_image_support_gets_a_422_and_nothing_is_stor
 ) -> None:
     files = FakeAcpFiles(tmp_path)
     files.scenario([{"text": "never"}])
-    body = {
-        "name": "acp",
-        "backend": "acp",
-        "cwd": str(files.cwd),
-        "command": list(files.command),
-        "env": files.env(),
-    }
-    pid = (await client.post("/api/profiles", json=body)).json()["id"]
+    pid = (await client.post("/api/profiles", json=files.profile())).json()["id"]
     sid = (await client.post("/api/sessions", json={"profile_id": pid})).json()["id"]
     image = {"media_type": "image/png", "data": base64.b64encode(png()).decode()}
     r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "see", "images": [image]})

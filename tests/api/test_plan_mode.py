@@ -36,14 +36,7 @@ MODES = {"current": "default", "available": ["default", "plan"]}
 
 
 async def _plan_session(client: httpx.AsyncClient, files: FakeAcpFiles, *, rule: str = "") -> str:
-    body: dict[str, Any] = {
-        "name": "acp in plan mode",
-        "backend": "acp",
-        "cwd": str(files.cwd),
-        "command": list(files.command),
-        "env": files.env(),
-        "permission_mode": "plan",
-    }
+    body = files.profile(name="acp in plan mode", permission_mode="plan")
     r = await client.post("/api/profiles", json=body)
     assert r.status_code == 201, r.text
     pid = r.json()["id"]

@@ -99,10 +99,7 @@ async def slow_acp_session(client: httpx.AsyncClient, root: Path) -> str:
     """A session of the fake ACP agent (which cannot steer) whose turn takes a while."""
     files = FakeAcpFiles(root)
     files.scenario([{"text": "thinking"}, {"sleep": 30}])
-    body = {"name": "acp", "backend": "acp", "cwd": str(files.cwd)}
-    r = await client.post(
-        "/api/profiles", json={**body, "command": list(files.command), "env": files.env()}
-    )
+    r = await client.post("/api/profiles", json=files.profile())
     assert r.status_code == 201, r.text
     r = await client.post("/api/sessions", json={"profile_id": r.json()["id"]})
     sid: str = r.json()["id"]

@@ -189,14 +189,7 @@ async def test_an_acp_agent_works_in_the_worktree_too(
     files = FakeAcpFiles(tmp_path)
     init_repo(files.cwd, {"f.txt": "one\n"})
     files.scenario([{"text": "ok"}])
-    body = {
-        "name": "acp",
-        "backend": "acp",
-        "cwd": str(files.cwd),
-        "command": list(files.command),
-        "env": files.env(),
-        "worktree_default": True,
-    }
+    body = files.profile(worktree_default=True)
     r = await client.post("/api/profiles", json=body)
     assert r.status_code == 201, r.text
     r = await client.post("/api/sessions", json={"profile_id": r.json()["id"]})

@@ -464,6 +464,17 @@ class FakeAcpFiles:
     def command(self) -> tuple[str, ...]:
         return (sys.executable, str(FAKE_ACP_AGENT))
 
+    def profile(self, **fields: Any) -> dict[str, Any]:
+        """The API body of an ``acp`` profile running this fake (``fields`` added)."""
+        body: dict[str, Any] = {
+            "name": "acp",
+            "backend": "acp",
+            "cwd": str(self.cwd),
+            "command": list(self.command),
+            "env": self.env(),
+        }
+        return {**body, **fields}
+
     def config(self, **overrides: Any) -> BrainConfig:
         """A brain config running this fake (``command``/``env`` overridable)."""
         from app.brains.base import BrainConfig
