@@ -345,9 +345,23 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
     )
 
 
+def _is_reminder(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list):
+        text = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    text = text.strip()
+    return text.startswith("<system-reminder>") and text.endswith("</system-reminder>")
+
+
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
-    last_user_idx = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    # Grok appends "MCP server connected" as a user message of its own once a server comes
+    # up mid-turn; a model still answers the user's words before it, and so does the fake.
+    last_user_idx = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_reminder(m)),
+        default=-1,
+    )
     tool_messages = [m for m in messages[last_user_idx + 1 :] if m.get("role") == "tool"]
     after_tool = bool(tool_messages)
     results = "\n".join(

@@ -463,6 +463,25 @@ def test_openai_non_streamed_tool_call(fake: FakeModelServer) -> None:
     assert json.loads(call_["function"]["arguments"])["command"] == "touch made_by_fake.txt"
 
 
+def test_openai_user_words_are_read_past_a_trailing_system_reminder(
+    fake: FakeModelServer,
+) -> None:
+    # Grok's shape when an MCP server connects after the turn began.
+    reminder = "<system-reminder>\nMCP server connected:\n- mark (1 tool)\n</system-reminder>"
+    body = {
+        "model": "m",
+        "messages": [user("<user_query>\nrun touch\n</user_query>"), user(reminder)],
+        "tools": OPENAI_TOOLS,
+    }
+    reply = json.loads(call(fake, "POST", "/v1/chat/completions", body)[2])
+    call_ = reply["choices"][0]["message"]["tool_calls"][0]
+    assert json.loads(call_["function"]["arguments"])["command"] == "touch made_by_fake.txt"
+    # A user message that merely mentions a reminder is still the user's own.
+    body["messages"] = [user("run touch"), user("say hi, <system-reminder> is a tag")]
+    reply = json.loads(call(fake, "POST", "/v1/chat/completions", body)[2])
+    assert reply["choices"][0]["message"]["content"] == "hello from fake"
+
+
 # -------------------------------------------------------------------------- Gemini
 
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "run_shell_command"}, {"name": "read_file"}]}]

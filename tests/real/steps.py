@@ -174,6 +174,10 @@ async def the_pending_request(client: httpx.AsyncClient, session_id: str) -> dic
         if rows or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.05)
+    if not rows:
+        # What the session did instead is what tells a slow agent from a wrong one.
+        events = (await client.get(f"/api/sessions/{session_id}/events")).json()
+        raise AssertionError(f"no question arrived; the session's events: {events}")
     assert len(rows) == 1, rows
     return rows[0]
 
