@@ -21,7 +21,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.brains.acp_modes import APP_KEPT_MODES, agent_mode, kept_by_app, require_mode
 from app.brains.acp_steer import steer_turn
@@ -328,6 +328,9 @@ class AcpBrain(Brain):
 
     def on_refused(self, message: str) -> None:
         self._emit(BrainError(message=message))
+
+    def on_extension(self, method: str, params: dict[str, Any]) -> None:
+        """An agent-specific notification; ignored unless a subclass knows its agent."""
 
     # -- start-up failures and exit ---------------------------------------------------------
     def _start_failure(self, exc: BaseException) -> str | None:

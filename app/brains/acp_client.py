@@ -93,6 +93,8 @@ class ClientHost(Protocol):
 
     def on_refused(self, message: str) -> None: ...
 
+    def on_extension(self, method: str, params: dict[str, Any]) -> None: ...
+
 
 class AcpClient:
     """The handlers the SDK routes agent → client requests and notifications to."""
@@ -103,6 +105,11 @@ class AcpClient:
 
     async def session_update(self, session_id: str, update: SessionUpdate, **_: Any) -> None:
         self._host.on_session_update(session_id, update)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        # An agent's own notifications (``_<vendor>/...``, the underscore already gone);
+        # only a brain that knows its agent reads them.
+        self._host.on_extension(method, params)
 
     async def request_permission(
         self,

@@ -14,20 +14,25 @@ What the real CLI (0.2.111) does, and so what this brain does (docs/backends.md)
   so. A reopened session (``session/load``) keeps its own model whatever ``-m`` says, so
   the model is chosen again by ``session/set_model`` (see acp_models).
 - Per-session MCP servers from ``session/new``/``session/load`` are started by grok and
-  called through its ``use_tool`` tool.
+  called through its ``use_tool`` tool. They connect only after the session has opened
+  (``_x.ai/mcp/init_progress``, then ``_x.ai/mcp_initialized`` once each has connected or
+  failed); a prompt sent before that tells the model they are "still connecting", so the
+  first message waits for them (``mcp_wait``). A server that fails is named to the user
+  once (``_x.ai/mcp/server_status`` ``unavailable``).
 - Text streamed before a tool call is shown as its own message first, as grok's own UI
   does, instead of being merged with the text after the tool.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any, ClassVar
 
 from app.brains import register
 from app.brains.acp import APP_KEPT_MODES, AcpBrain
-from app.brains.base import BrainFacts, Capability
-from app.brains.events import BrainEvent, PermissionAsked, ToolCall
+from app.brains.base import BrainConfig, BrainFacts, Capability
+from app.brains.events import BrainError, BrainEvent, PermissionAsked, ToolCall
 
 __all__ = ["GrokBrain"]
 
@@ -83,6 +88,54 @@ class GrokBrain(AcpBrain):
     resume_methods = ("load",)
     flush_text_on_tool_call = True
     config_from_profile = False
+
+    # How long the first message waits for the profile's MCP servers (grok itself gives
+    # up on one after 30 s, which is too long to hold a message).
+    mcp_wait: ClassVar[float] = 10.0
+
+    def __init__(self, config: BrainConfig) -> None:
+        super().__init__(config)
+        self._mcp_settled = asyncio.Event()
+        self._mcp_waited = False
+        self._mcp_down: set[str] = set()
+
+    async def start(self) -> None:
+        await super().start()
+        if self._mcp_waited or not self.config.mcp_servers:
+            return
+        self._mcp_waited = True
+        try:
+            await asyncio.wait_for(self._mcp_settled.wait(), self.mcp_wait)
+        except TimeoutError:
+            self._emit(
+                BrainError(
+                    message=f"The profile's MCP servers were still connecting after "
+                    f"{self.mcp_wait:.0f} s; the message went on without them, and "
+                    f"{self.label} tells its model they are not ready yet."
+                )
+            )
+
+    def on_extension(self, method: str, params: dict[str, Any]) -> None:
+        session = params.get("sessionId")
+        if session is not None and self.session_id is not None and session != self.session_id:
+            return
+        if method == "x.ai/mcp_initialized":
+            self._mcp_settled.set()
+        elif method == "x.ai/mcp/server_status":
+            name = str(params.get("name") or "")
+            if params.get("status") == "ready":
+                self._mcp_down.discard(name)
+            elif params.get("status") == "unavailable" and name not in self._mcp_down:
+                # grok retries a failed server three times; one notice is enough.
+                self._mcp_down.add(name)
+                why = str(params.get("detail") or params.get("reason") or "no reason given")
+                self._emit(
+                    BrainError(
+                        message=f"MCP server {name!r} is not available: {why}. Its tools "
+                        "are missing from this session; check the server's command in the "
+                        "profile."
+                    )
+                )
 
     def build_argv(self) -> list[str]:
         """``grok agent [-m M] [--reasoning-effort E] stdio``."""

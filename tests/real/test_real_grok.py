@@ -24,7 +24,12 @@ from tests.real.modes import bypass_runs_a_command_unasked
 from tests.real.steps import (
     TIMEOUT,
     Agent,
+    all_events,
     decide,
+    main_requests,
+    mark_server,
+    mcp_calls,
+    model_texts,
     new_session,
     take_turn,
     the_pending_request,
@@ -132,3 +137,33 @@ async def test_a_write_asks_allow_always_covers_the_next_and_outside_is_refused(
     assert not outside.exists()
     result = of_kind(events, "tool_result")[-1]
     assert result["is_error"] and "outside the session's working directory" in result["output"]
+
+
+async def test_the_first_message_waits_for_mcp_servers_and_a_broken_one_is_named(
+    client: httpx.AsyncClient,
+    grok_session: NewSession,
+    fake_model: FakeModelServer,
+    tmp_path: Path,
+) -> None:
+    # grok connects a session's MCP servers only once the session is open; a prompt sent
+    # before then tells its model they are "still connecting" and the tools are missing.
+    log, server = mark_server(tmp_path)
+    use = {"tool_name": "mark__mark", "tool_input": {"text": "apricot"}}
+    fake_model.set_rules(
+        {"chunk_delay": 0.0, "rules": [{"match": "use mark", "tool": "use_tool", "input": use}]}
+    )
+    sid = await grok_session(mcp_servers={"mark": server, "broken": {"command": "/bin/false"}})
+    await send(client, sid, "use mark")
+    request = await the_pending_request(client, sid)
+    await decide(client, request["id"], "allow_once")
+    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+
+    assert mcp_calls(log) == [("mark", {"text": "apricot"})]
+    texts = [t for entry in main_requests(fake_model) for t in model_texts(entry)]
+    assert texts and not any("currently connecting" in t for t in texts)
+    errors = [e["message"] for e in of_kind(events, "error")]
+    assert len(errors) == 1 and "MCP server 'broken' is not available" in errors[0], errors
+    # grok retries the broken server; the user was told once, and the session goes on.
+    await take_turn(client, sid, "say hi", turn=2)
+    later = [e["message"] for e in of_kind(await all_events(client, sid), "error")]
+    assert later == errors
