@@ -279,24 +279,3 @@ def credential_label(source: object) -> str:
     return CREDENTIAL_LABELS.get(text, text)
 
 
-def command_names(value: object) -> list[str]:
-    """Slash command names without their leading "/", deduplicated, in the given order."""
-    return list(command_entries(value))
-
-
-def command_entries(value: object) -> dict[str, str]:
-    """Slash command name -> description ("" when unknown), in the given order.
-
-    Items are ``{"name", "description"}`` dicts or, in events stored before descriptions
-    were kept, bare names."""
-    if not isinstance(value, list | tuple):
-        return {}
-    entries: dict[str, str] = {}
-    for item in value:
-        name = item.get("name") if isinstance(item, dict) else item
-        if isinstance(name, str):
-            name = name.strip().lstrip("/")
-            if name and name not in entries and len(name) <= 100:
-                text = item.get("description") if isinstance(item, dict) else ""
-                entries[name] = text if isinstance(text, str) else ""
-    return entries

@@ -14,13 +14,12 @@ from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 from markupsafe import Markup
 
 from app.services.permissions.prompts import questions_of
+from app.services.sessions.commands import command_entries, command_names
 from app.web.formatting import (
     STATUS_LABELS,
     TOOL_OUTPUT_LINES,
     TOOL_STATE_LABELS,
     as_text,
-    command_entries,
-    command_names,
     credential_label,
     decision_text,
     diff_lines,

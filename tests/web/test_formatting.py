@@ -6,7 +6,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from app.web.formatting import (
-    command_names,
     credential_label,
     day_label,
     day_name,
@@ -47,17 +46,11 @@ def test_long_output_splits_into_head_and_rest() -> None:
     assert len(head) == 20_000 and len(rest) == 30_000
 
 
-def test_credentials_commands_and_home() -> None:
+def test_credentials_and_home() -> None:
     assert credential_label("ANTHROPIC_API_KEY") == "API key from ANTHROPIC_API_KEY"
     assert credential_label("none") == "login (no API key)"
     assert credential_label("something new") == "something new"
     assert credential_label(None) == ""
-    assert command_names(["/compact", "clear", {"name": "review"}, "clear", 3, ""]) == [
-        "compact",
-        "clear",
-        "review",
-    ]
-    assert command_names("compact") == []
     home = str(Path.home())
     if home not in ("", "/"):
         assert home_path(home + "/src/app") == "~/src/app"

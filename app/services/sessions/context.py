@@ -21,8 +21,9 @@ from sqlalchemy.engine import Engine
 
 from app.db.models import ChatSession
 from app.errors import ConflictError
+from app.services.sessions.commands import offered_commands
 from app.services.store import store
-from app.services.store.eventlog import EVENT_TABLE
+from app.services.store.eventlog import EVENT_TABLE, EventLog
 
 __all__ = [
     "COMPACT_COMMAND",
@@ -31,7 +32,6 @@ __all__ = [
     "compact_refusal",
     "gauge_of",
     "gauges",
-    "newest_commands",
 ]
 
 COMPACT_COMMAND = "compact"
@@ -93,33 +93,10 @@ def gauges(engine: Engine, session_ids: Iterable[str]) -> dict[str, Gauge]:
     return {sid: gauge_of(_dict(found.get(sid))) for sid in ids}
 
 
-def newest_commands(engine: Engine, session_id: str) -> list[str] | None:
-    """The commands the backend listed last (``session_info`` or ``commands``), or None
-    while it has listed none."""
-    t = EVENT_TABLE
-    stmt = (
-        select(t.c.kind, t.c.payload)
-        .where(t.c.session_id == session_id, t.c.kind.in_(("session_info", "commands")))
-        .order_by(t.c.seq.desc())
-        .limit(1)
-    )
-    with engine.connect() as conn:
-        row = conn.execute(stmt).first()
-    if row is None:
-        return None
-    payload = _dict(row.payload)
-    listed = payload.get("slash_commands" if row.kind == "session_info" else "commands")
-    if not isinstance(listed, list):
-        return None
-    # Items are {"name", "description"} entries, or bare names in older events.
-    names = (item.get("name") if isinstance(item, dict) else item for item in listed)
-    return [n.strip().lstrip("/") for n in names if isinstance(n, str)]
-
-
-def compact_refusal(engine: Engine, session_id: str) -> str:
+def compact_refusal(engine: Engine, events: EventLog, session_id: str) -> str:
     """Why this session cannot be compacted now ("" when it can)."""
     chat = store.get_session(engine, session_id)
-    commands = newest_commands(engine, session_id)
+    commands = offered_commands(events, session_id)
     if commands is None:
         if chat.backend == "claude" and chat.backend_session_id:
             # Every Claude Code has /compact; its list comes again with the next turn.
@@ -130,7 +107,7 @@ def compact_refusal(engine: Engine, session_id: str) -> str:
     return ""
 
 
-def check_compact(engine: Engine, session_id: str, *, busy: bool) -> None:
+def check_compact(engine: Engine, events: EventLog, session_id: str, *, busy: bool) -> None:
     """Raises ConflictError (409) with the reason when compacting cannot start now.
 
     A running turn refuses rather than queues: the figures the user acted on would be
@@ -140,7 +117,7 @@ def check_compact(engine: Engine, session_id: str, *, busy: bool) -> None:
         raise ConflictError(
             "The agent is working: compact once its turn has ended (or stop it first)."
         )
-    if reason := compact_refusal(engine, session_id):
+    if reason := compact_refusal(engine, events, session_id):
         raise ConflictError(reason)
 
 

@@ -39,7 +39,7 @@ class ContextPublic(GaugePublic):
 async def get_context(session_id: SessionIdDep, state: StateDep) -> ContextPublic:
     """The newest context figures the backend reported, and whether Compact is offered."""
     gauge = context.gauges(state.engine, [session_id])[session_id]
-    refusal = context.compact_refusal(state.engine, session_id)
+    refusal = context.compact_refusal(state.engine, state.events, session_id)
     return ContextPublic(**gauge.as_dict(), can_compact=not refusal, compact_refusal=refusal)
 
 
@@ -66,7 +66,8 @@ async def compact_page(session_id: SessionIdDep, state: StateDep) -> Response:
 
 async def _compact(state: AppState, session_id: str) -> None:
     refuse_if_followed(state, session_id)
-    context.check_compact(state.engine, session_id, busy=state.manager.busy(session_id))
+    busy = state.manager.busy(session_id)
+    context.check_compact(state.engine, state.events, session_id, busy=busy)
     await state.manager.send_message(session_id, "/" + context.COMPACT_COMMAND)
 
 
@@ -80,7 +81,7 @@ def install(app: FastAPI) -> None:
         return {sid: gauge.as_dict() for sid, gauge in found.items()}
 
     def compact_refusal(session_id: str) -> str:
-        return context.compact_refusal(state.engine, session_id)
+        return context.compact_refusal(state.engine, state.events, session_id)
 
     state.templates.env.globals["context_gauges"] = context_gauges
     state.templates.env.globals["compact_refusal"] = compact_refusal

@@ -11,7 +11,6 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import ValidationError
-from sqlalchemy import select
 
 from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
@@ -20,14 +19,14 @@ from app.schemas import MessageIn, ProfileCreate
 from app.services.profiles import firstrun
 from app.services.review import lineage
 from app.services.sessions import files, workspace
+from app.services.sessions.commands import newest, offered_commands
 from app.services.store import store
-from app.services.store.eventlog import EVENT_TABLE, EventDict
 from app.services.transcripts.claude_reader import is_session_id
 from app.web.chat.lookups import subagent_of
 from app.web.chat.streaming import replay_then_follow
 from app.web.context import SIDEBAR_SESSIONS, base_context, first_error
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
-from app.web.formatting import command_entries, command_names, shown_status
+from app.web.formatting import shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
 from app.web.transcript import (
     fold_events,
@@ -193,16 +192,9 @@ async def session_page(
     install_hint = _install_hint(chat.backend)
     # The header and the composer need the backend's newest report even when it is
     # older than the tail of events the page shows.
-    info = _newest_event(state, session_id, "session_info")
-    listed = _newest_event(state, session_id, "commands")
-    # Claude Code describes its commands once, when it starts, and names them again on
-    # every turn; ACP agents send the whole described list each time.
-    described = command_entries((listed or {}).get("commands"))
-    if listed is not None and (info is None or listed["seq"] > info["seq"]):
-        names = list(described)
-    else:
-        names = command_names((info or {}).get("slash_commands"))
-    commands = [{"name": name, "description": described.get(name, "")} for name in names]
+    info = newest(state.events, session_id, "session_info") or {}
+    offered = offered_commands(state.events, session_id) or {}
+    commands = [{"name": name, "description": text} for name, text in offered.items()]
     context = base_context(request, state) | {
         "session": chat.model_dump(),
         "profile": profile.model_dump(),
@@ -219,7 +211,7 @@ async def session_page(
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
         "permission_modes": list(PERMISSION_MODES),
-        "session_info": info or {},
+        "session_info": info,
         "slash_commands": commands,
         "queue_held": _queue_held(state, session_id),
         "models": _models(state, session_id),
@@ -227,23 +219,6 @@ async def session_page(
         **follow,
     }
     return state.templates.TemplateResponse(request, "session.html", context)
-
-
-def _newest_event(state: AppState, session_id: str, kind: str) -> EventDict | None:
-    """The payload (and ``seq``) of the session's newest event of ``kind``."""
-    t = EVENT_TABLE
-    stmt = (
-        select(t.c.seq, t.c.payload)
-        .where(t.c.session_id == session_id, t.c.kind == kind)
-        .order_by(t.c.seq.desc())
-        .limit(1)
-    )
-    with state.engine.connect() as conn:
-        row = conn.execute(stmt).first()
-    if row is None:
-        return None
-    payload = row.payload if isinstance(row.payload, dict) else {}
-    return {**payload, "seq": row.seq}
 
 
 @router.get("/sessions/{session_id}/earlier", response_class=HTMLResponse)

@@ -82,19 +82,19 @@ def test_compact_is_offered_where_the_backend_lists_it(
     tmp_path: Path,
 ) -> None:
     sid = new_session(engine, tmp_path)
-    assert compact_refusal(engine, sid).startswith("Nothing to compact yet")
+    assert compact_refusal(engine, events, sid).startswith("Nothing to compact yet")
     # Claude Code has /compact once a conversation exists, even before it lists it again.
     store.update_session(engine, sid, backend_session_id="11111111-1111-4111-8111-111111111111")
-    assert compact_refusal(engine, sid) == ""
+    assert compact_refusal(engine, events, sid) == ""
     events.append(sid, "session_info", {"slash_commands": ["clear", "compact"]})
     events.flush_sync()
-    assert compact_refusal(engine, sid) == ""
+    assert compact_refusal(engine, events, sid) == ""
     # The newest list is the one that counts.
     events.append(sid, "commands", {"commands": ["review"]})
     events.flush_sync()
-    assert compact_refusal(engine, sid) == "The claude agent offers no compact command."
+    assert compact_refusal(engine, events, sid) == "The claude agent offers no compact command."
     # Lists carry descriptions now: {"name", "description"} entries count by their name.
     described = [{"name": "compact", "description": "Clear the history, keep a summary"}]
     events.append(sid, "commands", {"commands": described})
     events.flush_sync()
-    assert compact_refusal(engine, sid) == ""
+    assert compact_refusal(engine, events, sid) == ""
