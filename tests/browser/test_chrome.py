@@ -1,5 +1,6 @@
 """The page around a conversation in Chromium: the session header as one compact row
-(measured, not compared as pictures), its menu and pickers by keyboard and pointer, and
+where it fits and two where it does not, never cutting the title short (measured, not
+compared as pictures), its menu and pickers by keyboard and pointer, and
 the title, status dots and badge following the session without a reload."""
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from tests.helpers import count, send, wait_for_events
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1280, "height": 800}
+WIDE = {"width": 1600, "height": 900}
 PHONE = {"width": 360, "height": 740}
-# A toolbar row and its padding; the old header took about 230 px.
+# Two toolbar rows and their padding; the old header took about 230 px.
 DESKTOP_HEAD_PX = 64
+WIDE_HEAD_PX = 40
 PHONE_HEAD_PX = 56
 # What follows the session comes with the badge poll (every 3 s) or the event stream.
 LIVE = TIMEOUT_MS
@@ -70,7 +73,68 @@ def sidebar_entry(page: Page, sid: str) -> Locator:
     return page.locator(f"nav.sidebar a[href='/sessions/{sid}']")
 
 
-async def test_desktop_header_is_one_row_with_every_control(
+HEADER_CONTROLS = [
+    "h1.session-title",
+    "#session-status",
+    "#session-model",
+    "#session-cost",
+    "#mode-select",
+    "#model-select",
+    "#session-menu-btn",
+]
+
+
+async def header_holds_everything(page: Page, rows_px: int) -> None:
+    """The header is at most ``rows_px`` high, the title is whole, and every control is
+    shown inside it, none past its edge or pushing the page sideways."""
+    head = page.locator("#session-head")
+    await expect(page.locator("h1.session-title")).to_have_text("Tidy the reports module")
+    assert await height(head) <= rows_px
+    head_box = await head.bounding_box()
+    log_box = await page.locator("#transcript").bounding_box()
+    assert head_box is not None and log_box is not None
+    # The conversation starts right under it.
+    assert log_box["y"] <= head_box["y"] + rows_px + 1
+    title = page.locator("h1.session-title")
+    assert await title.evaluate("h => h.scrollWidth <= h.clientWidth"), "the title is cut"
+    for selector in HEADER_CONTROLS:
+        await expect(page.locator(selector)).to_be_visible()
+        box = await page.locator(selector).bounding_box()
+        assert box is not None, selector
+        assert head_box["y"] <= box["y"] and box["y"] + box["height"] <= head_box["y"] + rows_px
+        right = head_box["x"] + head_box["width"]
+        assert box["x"] + box["width"] <= right, f"{selector} sticks out of the header"
+    assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    await expect(page.locator("#session-tokens")).to_be_visible()
+
+
+@pytest.mark.parametrize("width", [760, 1024, 1200])
+async def test_a_narrow_desktop_header_wraps_rather_than_cut_the_title_or_hide_the_menu(
+    browser: Browser, server: LiveServer, quiet_session: str, width: int
+) -> None:
+    # Three rows at most where the controls cannot share one.
+    context = await open_at(browser, {"width": width, "height": 800})
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{quiet_session}?token={TOKEN}")
+        await header_holds_everything(page, 100)
+    finally:
+        await context.close()
+
+
+async def test_a_wide_header_is_one_row(
+    browser: Browser, server: LiveServer, quiet_session: str
+) -> None:
+    context = await open_at(browser, WIDE)
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{quiet_session}?token={TOKEN}")
+        await header_holds_everything(page, WIDE_HEAD_PX)
+    finally:
+        await context.close()
+
+
+async def test_desktop_header_keeps_the_title_whole_and_every_control_in_reach(
     browser: Browser, server: LiveServer, quiet_session: str
 ) -> None:
     context = await open_at(browser, DESKTOP)
@@ -80,32 +144,7 @@ async def test_desktop_header_is_one_row_with_every_control(
     try:
         await page.goto(f"{server.url}/sessions/{quiet_session}?token={TOKEN}")
         head = page.locator("#session-head")
-        await expect(page.locator("h1.session-title")).to_have_text("Tidy the reports module")
-        assert await height(head) <= DESKTOP_HEAD_PX
-        # The conversation starts right under it.
-        head_box = await head.bounding_box()
-        log_box = await page.locator("#transcript").bounding_box()
-        assert head_box is not None and log_box is not None
-        assert log_box["y"] <= head_box["y"] + DESKTOP_HEAD_PX + 1
-
-        # Title, status, backend·model, cost, the pickers and the menu share the row.
-        row = [
-            "h1.session-title",
-            "#session-status",
-            "#session-model",
-            "#session-cost",
-            "#mode-select",
-            "#model-select",
-            "#session-menu-btn",
-        ]
-        for selector in row:
-            await expect(page.locator(selector)).to_be_visible()
-            box = await page.locator(selector).bounding_box()
-            assert box is not None and head_box["y"] <= box["y"] <= head_box["y"] + 40, selector
-            right = head_box["x"] + head_box["width"]
-            assert box["x"] + box["width"] <= right, f"{selector} sticks out of the header"
-        assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
-        await expect(page.locator("#session-tokens")).to_be_visible()
+        await header_holds_everything(page, DESKTOP_HEAD_PX)
 
         # The menu by keyboard: Enter opens it, Tab reaches its actions, Escape closes it.
         menu = page.locator("#session-menu")
