@@ -24,8 +24,8 @@ from tests.real.steps import (
     mark_server,
     mcp_calls,
     permission_rows,
+    take_turn,
     the_pending_request,
-    use_mark_again_refused_by,
 )
 from tests.real.test_real_claude_images_rewind import png
 from tests.real.test_real_codex import (
@@ -198,15 +198,17 @@ async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_ho
     assert found["reply"]["why"] == "after_tool_rule:mcp__mark", found["reply"]
     assert any("marked apricot" in t for t in request_texts(answered))
 
-    # A deny rule added to the profile while its Codex runs reaches Codex's config only at
-    # the next start; until then the app's answer refuses the call Codex asks about.
+    # A deny rule added to the profile while its Codex runs: Codex is restarted with it
+    # before the next message, and a server the profile denies whole is not started.
     r = await client.patch(f"/api/profiles/{profile['id']}", json={"disallowed_tools": [RULE]})
     assert r.status_code == 200, r.text
-    second = await use_mark_again_refused_by(client, sid, log, RULE)
-    # Codex tells the model and the turn goes on (an MCP refusal does not end it).
-    said = [a["text"] for a in of_kind(second, "assistant_message")]
-    assert len(said) == 1 and said[0].startswith("The mark was refused: "), said
-    assert said[0].endswith('"user cancelled MCP tool call"}]'), said
+    calls = mcp_calls(log)
+    second = turn_of(await take_turn(client, sid, "use mark again", turn=2), 2)
+    assert [n["note"] for n in of_kind(second, "note")] == ["profile_changed"]
+    assert mcp_calls(log) == calls
+    assert not of_kind(second, "permission_request") and not of_kind(second, "tool_result")
+    search = conversation_requests(fake_model)[-1]
+    assert "mcp__mark" not in str(search["body"].get("tools")), search["body"].get("tools")
 
 
 STAMP = {"text": "plum"}

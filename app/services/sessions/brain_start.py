@@ -35,6 +35,10 @@ class LiveBrain:
     interrupted: bool = False
     # The model the backend last said it runs, stored with each turn for the usage page.
     model: str = ""
+    # What of its profile the CLI started with (profile_sync), and whether it is being
+    # stopped to start again with a changed one (its waiting messages stay then).
+    profile_print: str = ""
+    restarting: bool = False
 
 
 def backend_state_dir(state_root: Path, backend: str, session_id: str) -> Path:

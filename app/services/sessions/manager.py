@@ -38,6 +38,7 @@ from app.services.sessions.brain_start import LiveBrain, backend_state_dir, star
 from app.services.sessions.controls import SessionControls
 from app.services.sessions.images import ImageStore
 from app.services.sessions.outbox import Message, Outbox
+from app.services.sessions.profile_sync import catch_up, profile_print
 from app.services.sessions.recovery import halt, kill_group, mark_stopped, recover
 from app.services.sessions.steer import Steering
 from app.services.sessions.turns import coalesce_deltas, session_totals, turn_share
@@ -183,6 +184,9 @@ class SessionManager:
             log.warning("queued message for %s could not be sent", session_id)
 
     async def _send_now(self, session_id: str, message: Message) -> None:
+        live = self._live.get(session_id)
+        if live is not None and not live.turn_active:
+            await self._catch_up_with_profile(session_id, live)
         live = await self._ensure_brain(session_id)
         live.turn_active = True
         live.last_activity = time.monotonic()
@@ -236,6 +240,17 @@ class SessionManager:
                     asyncio.shield(live.pump), timeout=10 if grace is None else grace
                 )
 
+    async def _catch_up_with_profile(self, session_id: str, live: LiveBrain) -> None:
+        """Restart a CLI whose profile changed since it started (profile_sync)."""
+        now, restart = catch_up(self._engine, self.events, session_id, live.profile_print)
+        live.profile_print = now
+        if restart:
+            live.stopping = live.restarting = True
+            await live.brain.stop()
+            if live.pump is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(asyncio.shield(live.pump), timeout=10)
+
     # -- internals ---------------------------------------------------------------
     async def _ensure_brain(self, session_id: str) -> LiveBrain:
         lock = self._start_locks.setdefault(session_id, asyncio.Lock())
@@ -257,7 +272,7 @@ class SessionManager:
                 self.events.append(session_id, "error", payload)
                 self._set_status(session_id, "failed")
                 raise
-            live = LiveBrain(brain=brain)
+            live = LiveBrain(brain=brain, profile_print=profile_print(profile))
             self._live[session_id] = live
             store.update_session(self._engine, session_id, backend_pid=brain.pid, status="live")
             live.pump = asyncio.create_task(self._pump(session_id, live))
@@ -362,7 +377,8 @@ class SessionManager:
         if self._live.get(session_id) is live:
             del self._live[session_id]
         # Nothing will take a waiting message now; it is dropped where the user sees it.
-        self._drop_queue(session_id)
+        if not live.restarting:
+            self._drop_queue(session_id)
         unexpected = not event.expected and not live.stopping
         status = "failed" if unexpected else "idle"
         if store.get_session(self._engine, session_id).status == "interrupted":
