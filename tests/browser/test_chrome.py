@@ -23,7 +23,6 @@ from tests.helpers import count, send, wait_for_events
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1280, "height": 800}
-WIDE = {"width": 1600, "height": 900}
 PHONE = {"width": 360, "height": 740}
 # Two toolbar rows and their padding; the old header took about 230 px.
 DESKTOP_HEAD_PX = 64
@@ -108,28 +107,18 @@ async def header_holds_everything(page: Page, rows_px: int) -> None:
     await expect(page.locator("#session-tokens")).to_be_visible()
 
 
-@pytest.mark.parametrize("width", [760, 1024, 1200])
-async def test_a_narrow_desktop_header_wraps_rather_than_cut_the_title_or_hide_the_menu(
-    browser: Browser, server: LiveServer, quiet_session: str, width: int
+@pytest.mark.parametrize(
+    ("width", "rows_px"), [(760, 100), (1024, 100), (1200, DESKTOP_HEAD_PX), (1600, WIDE_HEAD_PX)]
+)
+async def test_the_header_wraps_rather_than_cut_the_title_or_hide_the_menu(
+    browser: Browser, server: LiveServer, quiet_session: str, width: int, rows_px: int
 ) -> None:
-    # Three rows at most where the controls cannot share one.
+    # One row where everything fits, two on a laptop, three at most on a small one.
     context = await open_at(browser, {"width": width, "height": 800})
     page = await context.new_page()
     try:
         await page.goto(f"{server.url}/sessions/{quiet_session}?token={TOKEN}")
-        await header_holds_everything(page, 100)
-    finally:
-        await context.close()
-
-
-async def test_a_wide_header_is_one_row(
-    browser: Browser, server: LiveServer, quiet_session: str
-) -> None:
-    context = await open_at(browser, WIDE)
-    page = await context.new_page()
-    try:
-        await page.goto(f"{server.url}/sessions/{quiet_session}?token={TOKEN}")
-        await header_holds_everything(page, WIDE_HEAD_PX)
+        await header_holds_everything(page, rows_px)
     finally:
         await context.close()
 

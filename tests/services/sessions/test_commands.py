@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from sqlalchemy.engine import Engine
 
 from app.services.sessions.commands import command_entries, command_names, offered_commands
 from app.services.store.eventlog import EventLog
-from tests.services.store.test_eventwriter import engine, new_session  # noqa: F401
-
-
-@pytest.fixture
-def events(engine: Engine) -> Iterator[EventLog]:  # noqa: F811
-    log = EventLog(engine)
-    yield log
-    log.writer.close(5)
+from tests.services.store.test_eventwriter import new_session
 
 
 def test_names_and_descriptions_of_both_stored_shapes() -> None:
@@ -29,7 +20,7 @@ def test_names_and_descriptions_of_both_stored_shapes() -> None:
 
 
 def test_the_newest_list_counts_and_a_bare_one_keeps_the_descriptions(
-    engine: Engine,  # noqa: F811
+    engine: Engine,
     events: EventLog,
     tmp_path: Path,
 ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +12,7 @@ from sqlalchemy.engine import Engine
 from app.services.sessions.context import Gauge, compact_refusal, gauge_of, gauges
 from app.services.store import store
 from app.services.store.eventlog import EventLog
-from tests.services.store.test_eventwriter import engine, new_session  # noqa: F401
-
-
-@pytest.fixture
-def events(engine: Engine) -> Iterator[EventLog]:  # noqa: F811
-    log = EventLog(engine)
-    yield log
-    log.writer.close(5)
+from tests.services.store.test_eventwriter import new_session
 
 
 @pytest.mark.parametrize(
@@ -50,7 +42,7 @@ def test_levels_at_the_thresholds(payload: dict[str, Any] | None, expected: Gaug
 
 
 def test_the_newest_figures_of_every_row_in_one_query(
-    engine: Engine,  # noqa: F811
+    engine: Engine,
     events: EventLog,
     tmp_path: Path,
 ) -> None:
@@ -77,7 +69,7 @@ def test_the_newest_figures_of_every_row_in_one_query(
 
 
 def test_compact_is_offered_where_the_backend_lists_it(
-    engine: Engine,  # noqa: F811
+    engine: Engine,
     events: EventLog,
     tmp_path: Path,
 ) -> None:
