@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bs4 import BeautifulSoup
 
 from tests.api.test_chat import fake_log, make_session
 from tests.conftest import write_scenario
@@ -21,15 +22,25 @@ async def profile_of(client: httpx.AsyncClient, sid: str) -> str:
     return str((await client.get(f"/api/sessions/{sid}")).json()["profile_id"])
 
 
+async def running_note(client: httpx.AsyncClient, profile_id: str) -> str | None:
+    page = BeautifulSoup((await client.get(f"/profiles/{profile_id}/edit")).text, "html.parser")
+    note = page.select_one("#running-note")
+    return " ".join(note.get_text().split()) if note is not None else None
+
+
 async def test_a_deny_added_mid_session_reaches_the_cli_before_the_next_message(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
     write_scenario(fake_claude["scenario"], [[{"text": "ok"}]] * 3)
     sid = await make_session(client, project_dir, fake_claude)
+    profile_id = await profile_of(client, sid)
+    assert await running_note(client, profile_id) is None
     await send(client, sid, "one")
     await wait_for_events(client, sid, count("turn_end"))
     backend_id = (await client.get(f"/api/sessions/{sid}")).json()["backend_session_id"]
-    profile_id = await profile_of(client, sid)
+    # The edit form says who the change reaches, and when.
+    note = await running_note(client, profile_id)
+    assert note is not None and note.startswith("1 session of this profile is running."), note
 
     # A change the CLI does not take at start restarts nothing.
     r = await client.patch(f"/api/profiles/{profile_id}", json={"name": "renamed"})

@@ -163,7 +163,10 @@ async def create_profile(request: Request, state: StateDep) -> Response:
 @router.get("/profiles/{profile_id}/edit", response_class=HTMLResponse)
 async def edit_profile(profile_id: str, request: Request, state: StateDep) -> HTMLResponse:
     profile = store.get_profile(state.engine, profile_id)
-    return await _form_page(request, state, ProfileForm(values_from_profile(profile)), profile)
+    sessions, _ = store.list_sessions(state.engine, profile_id=profile_id, limit=1000)
+    running = sum(state.manager.is_live(s.id) for s in sessions)
+    form = ProfileForm(values_from_profile(profile))
+    return await _form_page(request, state, form, profile, running=running)
 
 
 @router.post("/profiles/{profile_id}/edit", response_model=None)
@@ -187,6 +190,7 @@ async def _form_page(
     editing: Profile | None = None,
     *,
     copy_from: str = "",
+    running: int = 0,
     status_code: int = 200,
 ) -> HTMLResponse:
     choices = backend_choices()
@@ -203,6 +207,7 @@ async def _form_page(
         "active_nav": "profiles",
         "editing": {"id": editing.id, "name": editing.name} if editing else None,
         "copy_from": copy_from,
+        "running_sessions": running,
         "values": form.values,
         "errors": form.errors,
         "notes": form.notes,
