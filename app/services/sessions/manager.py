@@ -233,6 +233,10 @@ class SessionManager:
         live.stopping = True
         self._drop_queue(session_id)
         await self.approvals.cancel_pending(session_id, "The session was stopped.")
+        await self._halt(live, grace)
+
+    async def _halt(self, live: LiveBrain, grace: float | None = None) -> None:
+        """Stop ``live``'s backend and wait (bounded) for its last events to be stored."""
         await live.brain.stop(grace)
         if live.pump is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -246,10 +250,7 @@ class SessionManager:
         live.profile_print = now
         if restart:
             live.stopping = live.restarting = True
-            await live.brain.stop()
-            if live.pump is not None:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await asyncio.wait_for(asyncio.shield(live.pump), timeout=10)
+            await self._halt(live)
 
     # -- internals ---------------------------------------------------------------
     async def _ensure_brain(self, session_id: str) -> LiveBrain:
