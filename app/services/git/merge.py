@@ -41,6 +41,7 @@ __all__ = [
     "identity_args",
     "is_merged",
     "merge",
+    "merge_base",
 ]
 
 Strategy = Literal["ff", "merge", "squash"]
@@ -102,6 +103,20 @@ def ahead_behind(repo: Path | str, branch: str, base: str) -> tuple[int, int]:
     )
     behind, ahead = text(out.stdout).split()
     return int(ahead), int(behind)
+
+
+def merge_base(repo: Path | str, branch: str, into: str) -> str | None:
+    """The commit where ``branch`` and ``into`` last met: what merging ``branch`` into
+    ``into`` brings is everything since it. None when either branch is gone or they
+    share no history."""
+    out = run(
+        ["merge-base", f"refs/heads/{branch}", f"refs/heads/{into}"],
+        cwd=repo,
+        what=f"finding where {branch} and {into} meet",
+        ok=(0, 1, 128),
+    )
+    found = text(out.stdout).strip()
+    return found if out.returncode == 0 and found else None
 
 
 def _merge_tree(repo: Path | str, into: str, branch: str) -> tuple[str, list[str]]:
