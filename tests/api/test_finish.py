@@ -150,9 +150,13 @@ async def test_a_conflicting_second_session_changes_nothing_anywhere(
     assert everything(repo, *paths) == before
 
 
-@pytest.mark.parametrize("name", ["f.txt", "notes.txt"], ids=["edited", "untracked"])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("f.txt", "local_changes"), ("notes.txt", "untracked")],
+    ids=["edited", "untracked"],
+)
 async def test_uncommitted_work_in_the_users_checkout_is_never_overwritten(
-    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any], name: str
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any], name: str, reason: str
 ) -> None:
     pid = await make_profile(client, repo, fake_claude)
     session = await new_session(client, pid, "Edit")
@@ -162,7 +166,7 @@ async def test_uncommitted_work_in_the_users_checkout_is_never_overwritten(
     for strategy in ("ff", "merge", "squash"):
         r = await client.post(f"/api/sessions/{session['id']}/merge", json={"strategy": strategy})
         assert r.status_code == 409, r.text
-        assert r.json()["files"] == [name] and r.json()["reason"] == "local_changes"
+        assert r.json()["files"] == [name] and r.json()["reason"] == reason
         assert Path(r.json()["checkout"]).resolve() == repo.resolve()
     assert everything(repo, Path(session["worktree"]["path"])) == before
 

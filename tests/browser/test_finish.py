@@ -1,5 +1,6 @@
 """Finishing a worktree session's work in Chromium: commit and merge from the Changes tab's
-panel, with the user's checkout following its branch."""
+panel, with the user's checkout following its branch; a merge refused because it would
+write over the user's ignored ``.env``, with the files and what to do (axe-checked)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Browser, expect
 
 from tests.api.test_chat import make_profile
 from tests.api.test_finish import make_repo, new_session
-from tests.browser.conftest import Browsing
-from tests.services.git.conftest import git
+from tests.browser.conftest import TIMEOUT_MS, Browsing
+from tests.browser.test_ui import axe_problems
+from tests.conftest import TOKEN, LiveServer
+from tests.services.git.conftest import git, init_repo
 
 pytestmark = pytest.mark.browser
 
@@ -47,3 +50,39 @@ async def test_commit_and_merge_from_the_panel(
     assert git(repo, "status", "--porcelain") == ""
     assert browsing.log.page_errors == [] and browsing.log.console_errors == []
     assert await browsing.csp_violations() == []
+
+
+async def test_a_merge_refused_for_the_users_ignored_files_says_what_to_do(
+    browser: Browser, server: LiveServer, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    repo = init_repo(project_dir, {"f.txt": "one\n", ".gitignore": ".env\n"})
+    (repo / ".env").write_text("the user's\n")
+    async with server.client() as client:
+        session = await new_session(client, await make_profile(client, repo, fake_claude), "Env")
+    worktree = Path(session["worktree"]["path"])
+    (worktree / ".gitignore").write_text("")
+    (worktree / ".env").write_text("the agent's\n")
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "-q", "-m", "env")
+    # axe is injected as a script of its own, which the app's CSP rightly refuses; this
+    # context alone ignores the policy (tests/browser/test_ui.py checks the pages keep it).
+    context = await browser.new_context(bypass_csp=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{session['id']}/changes?token={TOKEN}")
+        said = page.locator("#changes-source")
+        await expect(said).to_contain_text("Compared with main at")
+        await expect(said).to_contain_text("(merge base)")
+        await page.get_by_role("button", name="Fast-forward").click()
+        error = page.get_by_role("alert").filter(has_text="git does not track there")
+        await expect(error).to_be_visible()
+        await expect(page.get_by_role("list", name="Files in the way")).to_have_text(".env")
+        await expect(page.locator("#finish-untracked")).to_contain_text(
+            "Move them out of that checkout"
+        )
+        assert await axe_problems(page) == []
+    finally:
+        await context.close()
+    assert (repo / ".env").read_text() == "the user's\n"
+    assert git(repo, "status", "--porcelain") == ""

@@ -10,5 +10,6 @@ them from a worker thread.
 - ``changes``: what changed since a commit or a snapshot, as git sees the files
   (``scratch`` keeps the private index copies it reads them through).
 - ``merge``: committing in a worktree, merging its branch into its base.
+- ``overwrite``: the ignored or untracked files a merge would write over in a checkout.
 - ``inventory``: every worktree under the app's folder, its state and size.
 """

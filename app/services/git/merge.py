@@ -4,9 +4,10 @@ A merge is built without touching any working tree: ``git merge-tree --write-tre
 the merged tree (or the conflicting files, in which case nothing has changed anywhere),
 ``git commit-tree`` makes the commit. Only then does the target branch move: where it is
 checked out (the user's own checkout, or any worktree) by ``git merge --ff-only`` run
-there, so git itself refuses when that would overwrite uncommitted work; where it is
-checked out nowhere by ``git update-ref`` with the old value, so a branch that moved in
-the meantime is left alone.
+there, so git itself refuses when that would overwrite uncommitted work, and only once no
+file git does not track there is in the way (``overwrite``: git would replace an ignored
+``.env`` without a word); where it is checked out nowhere by ``git update-ref`` with the
+old value, so a branch that moved in the meantime is left alone.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from app.errors import ValidationFailed
+from app.services.git.overwrite import untracked_in_the_way
 from app.services.git.repo import (
     GitError,
     branch_commit,
@@ -32,12 +34,14 @@ __all__ = [
     "MergeConflict",
     "MergeResult",
     "Strategy",
+    "UntrackedInTheWay",
     "ahead_behind",
     "commit",
     "conflicts",
     "identity_args",
     "is_merged",
     "merge",
+    "merge_base",
 ]
 
 Strategy = Literal["ff", "merge", "squash"]
@@ -65,6 +69,23 @@ class LocalChanges(GitError):
         self.files = files
 
 
+class UntrackedInTheWay(LocalChanges):
+    """Moving the branch would write over files ``checkout`` does not track (ignored or
+    untracked ones, which git would replace for good); ``files`` are them."""
+
+    def __init__(self, into: str, checkout: Path, files: list[str]) -> None:
+        super().__init__(
+            f"{into} is checked out in {checkout}, where the merge would write over "
+            f"{len(files)} file(s) git does not track there (ignored or untracked): "
+            f"{', '.join(files)}; move them out of that checkout (or delete the ones you "
+            "do not need), or have the session's branch leave them out, then merge again "
+            "(nothing was changed)",
+            checkout,
+            files,
+            "",
+        )
+
+
 @dataclass(frozen=True)
 class MergeResult:
     commit: str  # the new tip of the target branch
@@ -82,6 +103,20 @@ def ahead_behind(repo: Path | str, branch: str, base: str) -> tuple[int, int]:
     )
     behind, ahead = text(out.stdout).split()
     return int(ahead), int(behind)
+
+
+def merge_base(repo: Path | str, branch: str, into: str) -> str | None:
+    """The commit where ``branch`` and ``into`` last met: what merging ``branch`` into
+    ``into`` brings is everything since it. None when either branch is gone or they
+    share no history."""
+    out = run(
+        ["merge-base", f"refs/heads/{branch}", f"refs/heads/{into}"],
+        cwd=repo,
+        what=f"finding where {branch} and {into} meet",
+        ok=(0, 1, 128),
+    )
+    found = text(out.stdout).strip()
+    return found if out.returncode == 0 and found else None
 
 
 def _merge_tree(repo: Path | str, into: str, branch: str) -> tuple[str, list[str]]:
@@ -255,6 +290,9 @@ def _advance(repo: Path | str, into: str, old: str, new: str) -> Path | None:
             f"{into} is checked out in {holder.path}, which no longer exists; "
             "run 'git worktree prune' there and try again"
         )
+    in_the_way = untracked_in_the_way(holder.path, old, new)
+    if in_the_way:
+        raise UntrackedInTheWay(into, holder.path, in_the_way)
     moved = run(
         ["merge", "--ff-only", "--no-autostash", "--quiet", "--no-stat", new],
         cwd=holder.path,

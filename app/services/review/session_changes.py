@@ -1,9 +1,14 @@
 """What a session changed, from the best source its folder allows: git, a snapshot, or its tools.
 
-- **git**: a session in a worktree of its own. Everything between the commit the worktree
-  left its base at and the worktree now: commits, uncommitted edits and new (not ignored)
-  files, whoever made them (an edit tool, ``sed -i``, ``rm``, ``mv``, ``git commit``).
-  The worktree is the session's alone, so nothing in it is marked as changed outside.
+- **git**: a session in a worktree of its own. What merging its branch would bring into
+  the branch it merges into, and what it has not committed yet: everything between the
+  merge base of the two branches (``git merge-base``) and the worktree now — commits,
+  uncommitted edits and new (not ignored) files, whoever made them (an edit tool, ``sed
+  -i``, ``rm``, ``mv``, ``git commit``). The merge base, not the commit the worktree
+  started from: once the session's branch has merged its target in (to resolve a
+  conflict), the target's newer changes are not the session's. Where the target branch
+  is gone (or shares no history), the start commit is used, and ``note`` says so. The
+  worktree is the session's alone, so nothing in it is marked as changed outside.
 - **snapshot**: a session without a worktree in a git folder. The folder's tree was
   recorded when the session started; its changes are everything that differs from that
   tree now, so what was there before the session is never counted. Others may work in the
@@ -30,6 +35,7 @@ from typing import Any, Literal
 
 from app.db.models import ChatSession
 from app.services.git import changes as git_changes
+from app.services.git.merge import merge_base
 from app.services.git.repo import GitError, repo_root, run, text
 from app.services.review import changes as tool_changes
 from app.services.store.eventlog import EventLog
@@ -70,7 +76,13 @@ class SessionChanges:
     # Where paths are relative to: the repository's top, or the session's folder.
     root: str
     files: list[ChangedFile]
-    note: str | None = None  # why git could not be used, when it fell back to the tools
+    # Why git could not be used (it fell back to the tools), or (git) why ``base`` is the
+    # commit the worktree started from rather than the merge base.
+    note: str | None = None
+    # git: the branch the session's branch merges into, and whether ``base`` is where the
+    # two meet (their merge base) rather than the commit the worktree started from.
+    target: str | None = None
+    merge_base: bool = False
 
 
 def session_changes(events: EventLog, chat: ChatSession, cwd: str) -> SessionChanges:
@@ -84,15 +96,43 @@ def session_changes(events: EventLog, chat: ChatSession, cwd: str) -> SessionCha
     source: Source = "git" if chat.worktree_path else "snapshot"
     # Resolved both: git names the top with symlinks resolved, the profile may not.
     here = Path(cwd).resolve()
+    met: str | None = None
     try:
         top = repo_root(cwd).resolve()
-        found = git_changes.diff(top, base)
+        if source == "git":
+            met = _merge_base(top, chat)
+        found = git_changes.diff(top, met or base)
         unlisted = _unlisted(top, here, tools, {f.path for f in found})
     except GitError as exc:
         return _from_tools(tools, cwd, note=_why_not(source, exc))
     own = {_absolute(here, f.path): f for f in tools}
     files = [_from_git(f, own.get(top / f.path), own_folder=source == "git") for f in found]
-    return SessionChanges(source, base, str(top), files + unlisted)
+    if source == "snapshot":
+        return SessionChanges(source, base, str(top), files + unlisted)
+    target = chat.worktree_base
+    return SessionChanges(
+        source,
+        met or base,
+        str(top),
+        files + unlisted,
+        note=None if met else _no_merge_base(target),
+        target=target,
+        merge_base=met is not None,
+    )
+
+
+def _merge_base(top: Path, chat: ChatSession) -> str | None:
+    if not (chat.worktree_branch and chat.worktree_base):
+        return None
+    return merge_base(top, chat.worktree_branch, chat.worktree_base)
+
+
+def _no_merge_base(target: str | None) -> str:
+    return (
+        f"The branch {target} it would merge into cannot be compared with (it no longer "
+        "exists, or shares no history with this one), so this is everything since the "
+        "worktree started."
+    )
 
 
 def _from_tools(

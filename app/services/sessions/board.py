@@ -28,7 +28,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession, Event, PermissionRequest, Profile
 from app.services.git.changes import diff
-from app.services.git.merge import ahead_behind, is_merged
+from app.services.git.merge import ahead_behind, is_merged, merge_base
 from app.services.git.repo import GitError, uncommitted
 from app.services.sessions.context import gauges
 from app.services.sessions.schedule import pending_by_session
@@ -136,8 +136,10 @@ def read_git(worktree: Path, branch: str, base: str, base_commit: str) -> GitVie
         # Nothing ahead means the branch is inside its base already.
         merged = ahead == 0 or is_merged(worktree, branch, base)
         dirty = bool(uncommitted(worktree))
-        # Only the count is wanted: no diff text is kept.
-        files = len(diff(worktree, base_commit, max_file_bytes=0, max_total_bytes=0))
+        # Only the count is wanted: no diff text is kept. Counted as the Changes tab
+        # lists them: from where the branch and its base meet, once either moved.
+        since = merge_base(worktree, branch, base) or base_commit
+        files = len(diff(worktree, since, max_file_bytes=0, max_total_bytes=0))
     except GitError as exc:
         return GitView(branch, base, 0, 0, 0, merged=False, dirty=False, error=exc.message)
     return GitView(branch, base, ahead, behind, files, merged=merged, dirty=dirty)

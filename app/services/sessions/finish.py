@@ -161,7 +161,8 @@ async def merge(
 
     Raises:
         MergeConflict: (409) the branches conflict; ``files`` names them.
-        LocalChanges: (409) the base is checked out with uncommitted work in the way.
+        LocalChanges: (409) the base is checked out with uncommitted work in the way, or
+            (``UntrackedInTheWay``) with ignored or untracked files the merge would replace.
     """
     made = worktree_of(chat)
     refuse_if_busy(manager, chat, "merge")

@@ -138,13 +138,15 @@ def _parse_json(raw: bytes) -> Any:
 class SessionChangesPublic(BaseModel):
     session_id: str
     cwd: str
-    # git: the worktree since its base commit; snapshot: the folder since the session
-    # started; tools: what its tools wrote (outside git).
+    # git: the worktree since the merge base of its branch with ``target``; snapshot: the
+    # folder since the session started; tools: what its tools wrote (outside git).
     source: session_changes_service.Source
     base: str | None
     root: str
     note: str | None
     files: list[session_changes_service.ChangedFile]
+    target: str | None = None
+    merge_base: bool = False
 
 
 @router.get("/sessions/{session_id}/changes", tags=["history"], response_model=SessionChangesPublic)
@@ -152,9 +154,12 @@ async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
     """Every file the session changed, with one diff per file, from the best source its
     folder allows (``source``).
 
-    ``git``: a session in its own worktree; everything between ``base`` (the commit it
-    left its base branch at) and the worktree now: commits, uncommitted and new files,
-    shell commands' changes included. ``snapshot``: a session in a plain git folder;
+    ``git``: a session in its own worktree; what merging it would bring into ``target``
+    (the branch it started from), and its uncommitted work: everything between ``base``
+    and the worktree now (commits, uncommitted and new files, shell commands' changes
+    included). ``base`` is the merge base of its branch with ``target`` (``merge_base``
+    true); where ``target`` is gone, the commit the worktree started from (``note`` says
+    so). ``snapshot``: a session in a plain git folder;
     everything that differs from ``base``, the tree recorded when the session started;
     files the session's tools did not write are marked ``changed_outside`` (a shell
     command of the session or something else changed them). ``tools``: outside git, the

@@ -40,6 +40,8 @@ async def changes_page(
         "base": found.base,
         "root": found.root,
         "note": found.note,
+        "target": found.target,
+        "merge_base": found.merge_base,
         "finish": await panel(state, chat),
         "files": [
             {

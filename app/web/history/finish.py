@@ -1,7 +1,8 @@
 """Finishing a worktree session's work: the API and the Changes tab's panel forms.
 
 ``/api/sessions/{id}/worktree|commit|merge|discard|resolve`` answer JSON; a refusal that
-is about files (a conflict, uncommitted work in the way) is a 409 that lists them. The
+is about files (a conflict, uncommitted work or untracked files in the way) is a 409 that
+lists them. The
 panel's forms post to the same actions under ``/sessions/{id}/finish/…`` and come back
 to the Changes tab with the outcome in the address, so they work without scripts.
 """
@@ -19,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from app.db.models import ChatSession
 from app.errors import AppError
-from app.services.git.merge import LocalChanges, MergeConflict, Strategy
+from app.services.git.merge import LocalChanges, MergeConflict, Strategy, UntrackedInTheWay
 from app.services.git.worktrees import UnsafeToDiscard
 from app.services.sessions import finish
 from app.services.store import store
@@ -49,9 +50,11 @@ def refusal(exc: AppError) -> dict[str, Any] | None:
     if isinstance(exc, MergeConflict):
         return {"detail": exc.message, "reason": "conflict", "files": exc.files}
     if isinstance(exc, LocalChanges):
+        # Files git does not track are the user's to move: git would not guard them.
+        untracked = isinstance(exc, UntrackedInTheWay)
         return {
             "detail": exc.message,
-            "reason": "local_changes",
+            "reason": "untracked" if untracked else "local_changes",
             "checkout": str(exc.checkout),
             "files": exc.files,
         }
@@ -98,8 +101,9 @@ async def commit(session_id: str, body: CommitIn, state: StateDep) -> dict[str, 
 @router.post("/sessions/{session_id}/merge", response_model=None)
 async def merge(session_id: str, body: MergeIn, state: StateDep) -> dict[str, Any] | Response:
     """Merge the session's branch into its base (``ff``, ``merge`` or ``squash``); 409
-    with the conflicting files (or the user's uncommitted files in the way), nothing
-    changed anywhere."""
+    with the conflicting files (``reason`` ``conflict``), the user's uncommitted files in
+    the way (``local_changes``) or the ignored or untracked files the merge would write
+    over where the base is checked out (``untracked``), nothing changed anywhere."""
     chat = store.get_session(state.engine, session_id)
     try:
         done = await finish.merge(state.engine, state.manager, chat, body.strategy)

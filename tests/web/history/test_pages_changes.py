@@ -73,6 +73,8 @@ async def test_a_session_without_edits_says_so(
         "root": str(project_dir),
         "note": None,
         "files": [],
+        "target": None,
+        "merge_base": False,
     }
     assert (await client.get("/api/sessions/nope/changes")).status_code == 404
 

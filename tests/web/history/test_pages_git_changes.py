@@ -50,8 +50,8 @@ async def test_a_worktree_session_shows_renames_binaries_and_line_anchors(
     page = await page_of(client, sid)
     branch, base = made["worktree"]["branch"], made["worktree"]["base_commit"]
     assert sentence(page) == (
-        f"Everything in this session's worktree (branch {branch}) since it left main at "
-        f"{base[:7]}: commits, uncommitted and new files."
+        f"Compared with main at {base[:7]} (merge base): what merging this worktree's "
+        f"branch {branch} would bring into main, and its uncommitted and new files."
     )
     assert page.select_one("#changes-source[data-source='git']") is not None
     items = [" ".join(li.get_text().split()) for li in page.select("#changes-files li")]
@@ -135,7 +135,8 @@ async def test_nothing_changed_in_a_worktree_says_so(
     assert none is not None
     assert (
         " ".join(none.get_text().split())
-        == "Nothing has changed here since the worktree left main."
+        == "Nothing here that main does not have already: no commits to merge and no "
+        "uncommitted changes."
     )
 
 
