@@ -210,7 +210,8 @@ async def session_page(
         # Its worktree is gone: the page is read-only and says what happened and when.
         "closed": closed,
         "closed_reason": closed.refusal("sending a message") if closed else "",
-        "can_rewind": _can_rewind(chat.backend),
+        # Nothing of a finished session is put back: its files went with its worktree.
+        "can_rewind": closed is None and _can_rewind(chat.backend),
         # Paths in rewind lines are shown relative to the session's folder.
         "cwd": profile.cwd,
         "pending_count": state.manager.permissions.pending_count(session_id),
