@@ -93,12 +93,6 @@ async def test_a_discarded_session_is_read_only_and_keeps_its_own_changes(
     (repo / "checkout.txt").write_text("the user's\n")
     (repo / "f.txt").write_text("edited by the user\n")
 
-    got = (await client.get(f"/api/sessions/{sid}")).json()
-    assert got["worktree"] is None
-    closed = got["worktree_closed"]
-    assert (closed["state"], closed["branch"], closed["base"]) == ("discarded", branch, "main")
-    assert closed["at"]
-
     events = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
     r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "go on"})
     assert r.status_code == 409, r.text
@@ -120,6 +114,12 @@ async def test_a_discarded_session_is_read_only_and_keeps_its_own_changes(
     assert "was discarded on" in page.select_one("#changes-source").get_text()
     assert "changed outside" not in page.get_text()
     assert "checkout.txt" not in page.get_text()
+
+    got = (await client.get(f"/api/sessions/{sid}")).json()
+    assert got["worktree"] is None
+    closed = got["worktree_closed"]
+    assert (closed["state"], closed["branch"], closed["base"]) == ("discarded", branch, "main")
+    assert closed["at"]
 
     for action in ("fork", "continue"):
         r = await client.post(f"/api/sessions/{sid}/{action}")
@@ -151,8 +151,8 @@ async def test_a_merged_and_cleaned_up_session_says_cleaned_up(
     assert r.status_code == 303, r.text
     assert git(repo, "branch", "--list", branch) == ""
 
-    got = (await client.get(f"/api/sessions/{sid}")).json()
-    assert got["worktree_closed"]["state"] == "cleaned_up"
+    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "more"})
+    assert r.status_code == 409 and "cleaned up on" in r.json()["detail"]
     page = BeautifulSoup((await client.get(f"/sessions/{sid}")).text, "html.parser")
     text = page.select_one("#closed-banner").get_text()
     assert f"branch {branch} was merged into main and its worktree cleaned up on" in text
@@ -160,6 +160,6 @@ async def test_a_merged_and_cleaned_up_session_says_cleaned_up(
     assert "cleaned up" in page.select_one("#session-menu").get_text()
     changes = (await client.get(f"/api/sessions/{sid}/changes")).json()
     assert [f["path"] for f in changes["files"]] == ["made.txt"]
-    r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "more"})
-    assert r.status_code == 409 and "cleaned up on" in r.json()["detail"]
+    got = (await client.get(f"/api/sessions/{sid}")).json()
+    assert got["worktree_closed"]["state"] == "cleaned_up"
     assert repo.resolve() not in cwds(fake_claude)
