@@ -100,6 +100,8 @@ async def test_a_discarded_session_is_read_only_and_keeps_its_own_changes(
     assert "was discarded on" in r.json()["detail"] and "read-only" in r.json()["detail"]
     r = await client.post(f"/sessions/{sid}/messages", data={"text": "go on"})
     assert r.status_code == 409 and "was discarded on" in r.text
+    r = await client.post(f"/api/sessions/{sid}/compact")
+    assert r.status_code == 409 and "was discarded on" in r.json()["detail"]
     soon = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": soon})
     assert r.status_code == 409 and "was discarded on" in r.json()["detail"]
