@@ -110,6 +110,17 @@ class WorktreePublic(BaseModel):
     base_commit: str
 
 
+class WorktreeClosedPublic(BaseModel):
+    """A session whose worktree is gone: read-only, nothing of it runs again."""
+
+    # "discarded", "cleaned_up" (merged into its base, then removed by clean-up), or
+    # "removed" (gone before the app recorded how).
+    state: str
+    at: datetime | None
+    branch: str
+    base: str | None
+
+
 class SessionUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -132,6 +143,7 @@ class SessionPublic(BaseModel):
     forked_from: str | None = None
     continued_from: str | None = None
     worktree: WorktreePublic | None = None
+    worktree_closed: WorktreeClosedPublic | None = None
     created_at: datetime
     updated_at: datetime
 
@@ -140,12 +152,22 @@ class SessionPublic(BaseModel):
     def _worktree(cls, data: Any) -> Any:
         # A stored session keeps its worktree in four columns; the API shows one object.
         path = getattr(data, "worktree_path", None)
-        if path is None or isinstance(data, dict):
+        branch = getattr(data, "worktree_branch", None)
+        if branch is None or isinstance(data, dict):
             return data
         fields = {name: getattr(data, name) for name in cls.model_fields if hasattr(data, name)}
+        if path is None:
+            fields["worktree"] = None
+            fields["worktree_closed"] = {
+                "state": data.worktree_closed or "removed",
+                "at": data.worktree_closed_at,
+                "branch": branch,
+                "base": data.worktree_base,
+            }
+            return fields
         fields["worktree"] = {
             "path": path,
-            "branch": data.worktree_branch,
+            "branch": branch,
             "base": data.worktree_base,
             "base_commit": data.worktree_base_commit,
         }

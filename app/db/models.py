@@ -85,6 +85,10 @@ class ChatSession(SQLModel, table=True):
     worktree_branch: str | None = None
     worktree_base: str | None = None
     worktree_base_commit: str | None = None
+    # How its worktree went, once it has: "discarded" or "cleaned_up" (merged, then removed
+    # by clean-up), and when. The session stays readable; nothing of it runs again.
+    worktree_closed: str | None = None
+    worktree_closed_at: datetime | None = None
     # Without a worktree, in a git folder: the tree of the folder as the session started,
     # which its changes are read against.
     snapshot_tree: str | None = None

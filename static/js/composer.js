@@ -64,7 +64,8 @@
     var form = document.getElementById("composer");
     var text = document.getElementById("composer-text");
     var errorBox = document.getElementById("composer-error");
-    if (!form || !text) {
+    // A finished session's composer is off (its worktree is gone): nothing to wire.
+    if (!form || !text || form.hasAttribute("data-closed")) {
       return;
     }
 

@@ -206,7 +206,7 @@ async def test_discard_is_refused_while_work_would_be_lost_then_removes_only_its
     got = await client.get(f"/api/sessions/{sid}")
     assert got.status_code == 200 and got.json()["worktree"] is None
     r = await client.get(f"/api/sessions/{sid}/worktree")
-    assert r.status_code == 422 and "no worktree" in r.json()["detail"]
+    assert r.status_code == 409 and "was discarded on" in r.json()["detail"]
 
 
 async def test_a_merged_worktree_is_discarded_without_confirming(

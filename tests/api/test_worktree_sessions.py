@@ -213,7 +213,7 @@ async def test_a_discarded_worktree_never_sends_the_agent_into_the_users_checkou
     assert (await client.get(f"/api/sessions/{sid}")).json()["worktree"] is None
 
     r = await client.post(f"/api/sessions/{sid}/messages", json={"text": "go on"})
-    assert r.status_code == 502, r.text
+    assert r.status_code == 409, r.text
     assert f"worktree (branch {branch}) was discarded" in r.json()["detail"]
     assert [Path(s["cwd"]).resolve() for s in fake_starts(fake_claude)] != []
     assert all(Path(s["cwd"]).resolve() != repo.resolve() for s in fake_starts(fake_claude))

@@ -38,9 +38,10 @@ from app.services.git import changes as git_changes
 from app.services.git.merge import merge_base
 from app.services.git.repo import GitError, repo_root, run, text
 from app.services.review import changes as tool_changes
+from app.services.sessions.closed import CLOSED_KIND, closed_of
 from app.services.store.eventlog import EventLog
 
-__all__ = ["ChangedFile", "SessionChanges", "Source", "session_changes"]
+__all__ = ["ChangedFile", "SessionChanges", "Source", "recorded_changes", "session_changes"]
 
 Source = Literal["git", "snapshot", "tools"]
 Status = Literal["created", "edited", "deleted", "renamed"]
@@ -133,6 +134,36 @@ def _no_merge_base(target: str | None) -> str:
         "exists, or shares no history with this one), so this is everything since the "
         "worktree started."
     )
+
+
+def recorded_changes(events: EventLog, chat: ChatSession) -> SessionChanges:
+    """A session whose worktree is gone: the changes kept as it went (never the user's
+    checkout, which its profile's folder now is); ``note`` says what happened, or that
+    nothing was kept (a worktree removed before the app recorded changes)."""
+    closed = closed_of(chat)
+    summary = closed.summary if closed else ""
+    kept = events.list(chat.id, kind=CLOSED_KIND, limit=1, newest=True)
+    if not kept:
+        return SessionChanges(
+            "git",
+            chat.worktree_base_commit,
+            "",
+            [],
+            note=f"{summary} Its changes were not recorded as it went, and its branch is "
+            "gone, so they cannot be shown any more.",
+        )
+    record = kept[0]
+    files = []
+    for f in record.get("files") or []:
+        try:
+            files.append(ChangedFile(**f))
+        except TypeError:  # not a file entry this version knows
+            continue
+    note = f"{summary} These are its changes as they were recorded then."
+    if record.get("note"):
+        note += f" {record['note']}"
+    base = record.get("base") or chat.worktree_base_commit
+    return SessionChanges("git", base, str(record.get("root") or ""), files, note=note)
 
 
 def _from_tools(

@@ -16,6 +16,7 @@ from app.brains import get_brain_class
 from app.brains.base import Brain, BrainConfig
 from app.db.models import ChatSession, Profile
 from app.errors import BrainStartError
+from app.services.sessions.closed import refuse_if_closed
 
 __all__ = ["LiveBrain", "backend_state_dir", "brain_config", "start_brain"]
 
@@ -78,13 +79,8 @@ async def start_brain(chat: ChatSession, profile: Profile, state_root: Path | No
     Raises:
         AppError: the folder is gone, the backend is unknown, or its CLI failed to start.
     """
-    if chat.worktree_branch and not chat.worktree_path:
-        # Never fall back to the profile's folder: that is the user's own checkout.
-        raise BrainStartError(
-            f"This session's worktree (branch {chat.worktree_branch}) was discarded, so its "
-            "agent has nowhere to work. Its history stays readable; start a new session "
-            "to go on."
-        )
+    # Never fall back to the profile's folder: that is the user's own checkout (409).
+    refuse_if_closed(chat, "starting its agent")
     if not Path(profile.cwd).is_dir():
         raise BrainStartError(
             f"The folder {profile.cwd} no longer exists, so the agent cannot "

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 
 from app.db.models import ChatSession
 from app.errors import ConflictError
+from app.services.sessions.closed import closed_of
 from app.services.sessions.commands import offered_commands
 from app.services.store import store
 from app.services.store.eventlog import EVENT_TABLE, EventLog
@@ -96,6 +97,8 @@ def gauges(engine: Engine, session_ids: Iterable[str]) -> dict[str, Gauge]:
 def compact_refusal(engine: Engine, events: EventLog, session_id: str) -> str:
     """Why this session cannot be compacted now ("" when it can)."""
     chat = store.get_session(engine, session_id)
+    if closed := closed_of(chat):
+        return closed.refusal("compacting it")
     commands = offered_commands(events, session_id)
     if commands is None:
         if chat.backend == "claude" and chat.backend_session_id:

@@ -21,6 +21,7 @@ from app.services.git import merge as git_merge
 from app.services.git import worktrees
 from app.services.git.merge import Strategy
 from app.services.git.repo import branch_commit, repo_root, uncommitted
+from app.services.sessions.closed import SessionClosed, closed_of, kept_changes, mark_closed
 from app.services.sessions.manager import SessionManager
 from app.services.sessions.workspace import worktrees_root
 from app.services.store import store
@@ -48,8 +49,7 @@ BODY_LINES = 8
 BODY_CHARS = 1_000
 # A session is mid-turn (its files may be changing) in these states.
 BUSY_STATUSES = frozenset({"working", "waiting"})
-# A discarded worktree leaves its branch and base on the session as a record: with no
-# path, the session has nowhere to work, and its agent is not started again (brain_start).
+# A worktree that goes with its session (deleted) leaves nothing to record.
 DISCARDED_COLUMNS = {"worktree_path": None}
 
 
@@ -75,6 +75,9 @@ class WorktreeInfo:
 
 
 def worktree_of(chat: ChatSession) -> worktrees.Worktree:
+    closed = closed_of(chat)
+    if closed is not None:
+        raise SessionClosed(f"{closed.summary} There is nothing left to commit, merge or discard.")
     if not (chat.worktree_path and chat.worktree_branch and chat.worktree_base):
         raise NoWorktree(
             f"Session {chat.id} has no worktree of its own: it works in its profile's folder, "
@@ -218,9 +221,11 @@ async def discard(
     # An idle agent still has the folder as its working directory: it goes first. A
     # refusal below only means it starts again (resuming) with the next message.
     await manager.stop_brain(chat.id)
+    # Read before the folder and branch go: the Changes tab shows them afterwards.
+    kept = await asyncio.to_thread(kept_changes, chat)
     root = worktrees_root(data_dir)
     await asyncio.to_thread(worktrees.remove, repository(engine, chat), root, made, confirm=confirm)
-    forget_worktree(engine, chat.id)
+    mark_closed(engine, manager.events, chat.id, "discarded", kept)
 
 
 async def discard_with_session(

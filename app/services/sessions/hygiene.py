@@ -25,7 +25,9 @@ from app.db.datadir import WORKTREES_DIR
 from app.db.models import ChatSession, Profile
 from app.services.git import inventory, worktrees
 from app.services.git.repo import GitError
-from app.services.sessions.finish import BUSY_STATUSES, forget_worktree
+from app.services.sessions.closed import kept_changes, mark_closed
+from app.services.sessions.finish import BUSY_STATUSES
+from app.services.store.eventlog import EventLog
 
 __all__ = ["Listed", "Tidied", "clean_up", "listing"]
 
@@ -81,11 +83,11 @@ def listing(engine: Engine, data_dir: Path) -> list[Listed]:
     return listed
 
 
-def clean_up(engine: Engine, data_dir: Path, busy: Iterable[str] = ()) -> Tidied:
+def clean_up(engine: Engine, events: EventLog, data_dir: Path, busy: Iterable[str] = ()) -> Tidied:
     """Remove the merged and orphaned worktrees, then prune (blocking).
 
     Sessions in ``busy`` (a turn running) keep theirs; a session whose worktree goes
-    records it has none.
+    records that it was cleaned up, with the changes it held (its Changes tab shows them).
     """
     root = data_dir / WORKTREES_DIR
     skip = set(busy)
@@ -105,6 +107,7 @@ def clean_up(engine: Engine, data_dir: Path, busy: Iterable[str] = ()) -> Tidied
             base=s.base or (chat.worktree_base if chat else None) or "",
             base_commit=(chat.worktree_base_commit if chat else None) or "",
         )
+        kept = kept_changes(chat) if chat is not None else {}
         try:
             # Orphans go even with work in them: no session is left to merge it from.
             worktrees.remove(s.repo, root, made, confirm=item.state.orphaned)
@@ -113,7 +116,7 @@ def clean_up(engine: Engine, data_dir: Path, busy: Iterable[str] = ()) -> Tidied
             continue
         done.removed.append(s.path)
         if chat is not None:
-            forget_worktree(engine, chat.id)
+            mark_closed(engine, events, chat.id, "cleaned_up", kept)
         repos.add(str(s.repo))
     # Sessions whose folder vanished (deleted by hand) leave git an entry to forget.
     done.pruned = _prune(repos | {cwd for _, cwd in _sessions(engine)}, root)

@@ -35,6 +35,7 @@ from app.errors import BrainError as BrainFailure
 from app.services.permissions.approvals import Approvals
 from app.services.permissions.permissions import PermissionService
 from app.services.sessions.brain_start import LiveBrain, backend_state_dir, start_brain
+from app.services.sessions.closed import refuse_if_closed
 from app.services.sessions.controls import SessionControls
 from app.services.sessions.images import ImageStore
 from app.services.sessions.outbox import Message, Outbox
@@ -137,6 +138,8 @@ class SessionManager:
         a message the app sends for the user at the time they set.
         """
         chat = store.get_session(self._engine, session_id)
+        # Before anything is stored: a session whose worktree is gone is read-only.
+        refuse_if_closed(chat, "sending a message")
         if images:
             brain = (await self._ensure_brain(session_id)).brain
             if not brain.accepts_images():
@@ -260,6 +263,8 @@ class SessionManager:
             if live is not None and live.brain.alive:
                 return live
             chat = store.get_session(self._engine, session_id)
+            # Never in the profile's folder for a session made in a worktree (409).
+            refuse_if_closed(chat, "starting its agent")
             profile = store.session_profile(self._engine, chat)
             try:
                 brain = await start_brain(chat, profile, self.settings.data_dir)

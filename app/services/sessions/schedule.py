@@ -30,6 +30,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession, ScheduledContinue, utcnow
 from app.errors import AppError, NotFoundError, ValidationFailed
+from app.services.sessions.closed import refuse_if_closed
 from app.services.sessions.manager import SessionManager
 from app.services.store.eventlog import EventLog, StoredEvent
 
@@ -71,6 +72,7 @@ def schedule(
     Raises:
         ValidationFailed: a blank or too long message, a time in the past or too far ahead.
         NotFoundError: no such session.
+        SessionClosed: (409) its worktree is gone, so it is read-only.
     """
     if not message.strip():
         raise ValidationFailed("message", "is empty; write what to send (e.g. continue)")
@@ -83,8 +85,10 @@ def schedule(
     if at > now + MAX_AHEAD:
         raise ValidationFailed("at", f"is more than {MAX_AHEAD.days} days ahead")
     with Session(engine) as db:
-        if db.get(ChatSession, session_id) is None:
+        chat = db.get(ChatSession, session_id)
+        if chat is None:
             raise NotFoundError(f"Session {session_id} not found")
+        refuse_if_closed(chat, "scheduling a message")
         db.execute(delete(ScheduledContinue).where(col(ScheduledContinue.session_id) == session_id))
         row = ScheduledContinue(session_id=session_id, at=at, message=message)
         db.add(row)

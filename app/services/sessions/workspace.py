@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -56,9 +57,11 @@ async def create_session(
     title: str | None,
     worktree: bool | None = None,
     base: str | None = None,
+    links: Mapping[str, str] | None = None,
 ) -> ChatSession:
     """A new session of the profile, in a worktree of its own when asked (or when the
-    profile says so by default); see :func:`open_workspace` for what can go wrong."""
+    profile says so by default); see :func:`open_workspace` for what can go wrong.
+    ``links`` are the columns that tie it to the session it forks or continues."""
     profile = store.get_profile(engine, profile_id)
     session_id = new_id()
     # Readable first, and unique enough that two sessions of one title rarely need the
@@ -74,7 +77,7 @@ async def create_session(
             profile_id=profile_id,
             title=title,
             session_id=session_id,
-            workspace=asdict(place),
+            workspace=asdict(place) | dict(links or {}),
         )
     except BaseException:
         made = ChatSession(profile_id=profile_id, backend=profile.backend)

@@ -190,14 +190,18 @@ async def delete_session(session_id: str, state: StateDep, discard: bool = False
 @router.post("/sessions/{session_id}/fork", status_code=201, tags=["sessions"])
 async def fork_session(session_id: str, state: StateDep) -> SessionPublic:
     """A new session that forks this one's conversation (Claude: ``--fork-session``)."""
-    chat = lineage.fork_session(state.engine, state.events, session_id)
+    chat = await lineage.fork_session(
+        state.engine, state.events, state.settings.data_dir, session_id
+    )
     return SessionPublic.model_validate(chat, from_attributes=True)
 
 
 @router.post("/sessions/{session_id}/continue", status_code=201, tags=["sessions"])
 async def continue_session(session_id: str, state: StateDep) -> SessionPublic:
     """A fresh session linked to this one, for when it cannot be resumed."""
-    chat = lineage.continue_session(state.engine, state.events, session_id)
+    chat = await lineage.continue_session(
+        state.engine, state.events, state.settings.data_dir, session_id
+    )
     return SessionPublic.model_validate(chat, from_attributes=True)
 
 

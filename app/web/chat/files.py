@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from app.errors import ConflictError
 from app.services.sessions import files
+from app.services.sessions.closed import refuse_if_closed
 from app.services.store import store
 from app.web.deps import SessionIdDep, StateDep
 
@@ -36,8 +37,12 @@ async def session_files(
 ) -> FilesPublic:
     """Files of the session's folder (its worktree if it has one) whose path holds the
     characters of ``q`` in order, file-name matches first. An empty ``q`` lists the files
-    nearest the top of the folder."""
+    nearest the top of the folder. 409 with the reason for a session whose worktree is
+    gone (discarded, cleaned up)."""
     chat = store.get_session(state.engine, session_id)
+    # A finished session's files are gone with its worktree; the folder left is the
+    # user's own checkout, which is not the session's to offer.
+    refuse_if_closed(chat, "listing its files for @-mentions")
     root = Path(store.session_profile(state.engine, chat).cwd)
     if not root.is_dir():
         raise ConflictError(f"The session's folder {root} does not exist any more.")

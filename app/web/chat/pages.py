@@ -19,6 +19,7 @@ from app.schemas import MessageIn, ProfileCreate
 from app.services.profiles import firstrun
 from app.services.review import lineage
 from app.services.sessions import files, workspace
+from app.services.sessions.closed import closed_of
 from app.services.sessions.commands import newest, offered_commands
 from app.services.store import store
 from app.services.transcripts.claude_reader import is_session_id
@@ -176,7 +177,8 @@ async def session_page(
     profile = store.session_profile(state.engine, chat)
     # Before the events are read: following first imports what the terminal added since.
     follow = await follow_state(state, chat, profile.cwd)
-    if Path(profile.cwd).is_dir():
+    closed = closed_of(chat)
+    if closed is None and Path(profile.cwd).is_dir():
         # So that the composer's first "@" finds the folder already listed.
         files.warm(Path(profile.cwd))
     latest = state.events.last_seq(session_id)
@@ -205,7 +207,11 @@ async def session_page(
         "last_seq": max(latest, shown_last),
         "later_hidden": max(0, latest - shown_last),
         "can_fork": lineage.can_fork(chat),
-        "can_rewind": _can_rewind(chat.backend),
+        # Its worktree is gone: the page is read-only and says what happened and when.
+        "closed": closed,
+        "closed_reason": closed.refusal("sending a message") if closed else "",
+        # Nothing of a finished session is put back: its files went with its worktree.
+        "can_rewind": closed is None and _can_rewind(chat.backend),
         # Paths in rewind lines are shown relative to the session's folder.
         "cwd": profile.cwd,
         "pending_count": state.manager.permissions.pending_count(session_id),
@@ -290,13 +296,17 @@ async def send_message(
 
 @router.post("/sessions/{session_id}/fork", response_model=None)
 async def fork(session_id: str, state: StateDep) -> Response:
-    chat = lineage.fork_session(state.engine, state.events, session_id)
+    chat = await lineage.fork_session(
+        state.engine, state.events, state.settings.data_dir, session_id
+    )
     return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
 
 
 @router.post("/sessions/{session_id}/continue", response_model=None)
 async def continue_session(session_id: str, state: StateDep) -> Response:
-    chat = lineage.continue_session(state.engine, state.events, session_id)
+    chat = await lineage.continue_session(
+        state.engine, state.events, state.settings.data_dir, session_id
+    )
     return RedirectResponse(f"/sessions/{chat.id}", status_code=303)
 
 
@@ -343,4 +353,3 @@ def _can_rewind(backend: str) -> bool:
         return get_brain_class(backend).rewind_files is not Brain.rewind_files
     except AppError:
         return False
-

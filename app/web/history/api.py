@@ -16,6 +16,7 @@ from app.errors import ValidationFailed
 from app.schemas import SessionPublic
 from app.services.review import export_import, exporter
 from app.services.review import session_changes as session_changes_service
+from app.services.sessions.closed import closed_of
 from app.services.store import store
 from app.services.transcripts import importer, terminal
 from app.services.transcripts.importer import ClaudeImportReport
@@ -164,8 +165,12 @@ async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
     files the session's tools did not write are marked ``changed_outside`` (a shell
     command of the session or something else changed them). ``tools``: outside git, the
     files the session's tools wrote; shell commands' changes are not seen. Paths are
-    relative to ``root``."""
+    relative to ``root``. A session whose worktree is gone (discarded, cleaned up) shows
+    the changes recorded as it went, never the user's checkout; ``note`` says so."""
     chat = store.get_session(state.engine, session_id)
+    if closed_of(chat) is not None:
+        kept = session_changes_service.recorded_changes(state.events, chat)
+        return {"session_id": session_id, "cwd": kept.root, **asdict(kept)}
     cwd = store.session_profile(state.engine, chat).cwd
     found = await asyncio.to_thread(
         session_changes_service.session_changes, state.events, chat, cwd

@@ -10,7 +10,8 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.services.review.session_changes import session_changes
+from app.services.review.session_changes import recorded_changes, session_changes
+from app.services.sessions.closed import closed_of
 from app.services.store import store
 from app.web.context import base_context
 from app.web.deps import StateDep
@@ -29,13 +30,19 @@ async def changes_page(
 ) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
     profile = store.session_profile(state.engine, chat)
-    found = await asyncio.to_thread(session_changes, state.events, chat, profile.cwd)
+    closed = closed_of(chat)
+    if closed is not None:
+        # Its worktree and branch are gone: what they held as they went, never the checkout.
+        found = recorded_changes(state.events, chat)
+    else:
+        found = await asyncio.to_thread(session_changes, state.events, chat, profile.cwd)
     files = found.files
     context = base_context(request, state) | {
         "session": chat,
         "profile": profile,
         "view": view,
         "changes_tab": True,
+        "closed": closed,
         "source": found.source,
         "base": found.base,
         "root": found.root,

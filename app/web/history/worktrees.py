@@ -49,7 +49,7 @@ async def clean_up(state: StateDep) -> RedirectResponse:
         if sid not in busy:
             # An idle agent still works in the folder that is about to go.
             await manager.stop_brain(sid)
-    done = await asyncio.to_thread(hygiene.clean_up, state.engine, data_dir, busy)
+    done = await asyncio.to_thread(hygiene.clean_up, state.engine, state.events, data_dir, busy)
     outcome = {"removed": str(len(done.removed))}
     if done.failed:
         outcome["failed"] = "; ".join(f"{p.name}: {why}" for p, why in done.failed)[:1000]

@@ -129,7 +129,7 @@ async def test_states_sizes_clean_up_and_prune(
 
     page = await rows(client, r.headers["location"])
     assert set(page["rows"]) == {path["dirty"].name}
-    assert page["soup"].select_one("#cleanup-done").get_text(strip=True).startswith("Removed 2")
+    assert page["soup"].select_one("#cleanup-done").get_text(strip=True).startswith("Cleaned up 2")
     assert (await doctor_line(settings, tmp_path)).startswith("1 using ")
 
 

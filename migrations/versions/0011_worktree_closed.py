@@ -1,0 +1,28 @@
+"""A session records how its worktree went (discarded, or merged and cleaned up) and when.
+
+Revision ID: 0011
+Revises: 0010
+Create Date: 2026-12-06
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0011"
+down_revision = "0010"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("chat_session") as batch:
+        batch.add_column(sa.Column("worktree_closed", sa.String(), nullable=True))
+        batch.add_column(sa.Column("worktree_closed_at", sa.DateTime(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("chat_session") as batch:
+        batch.drop_column("worktree_closed_at")
+        batch.drop_column("worktree_closed")
