@@ -36,6 +36,8 @@ HTTP = {
 STDIO_ONLY = {"pi"}
 # gemini starts no per-session MCP server (catalog.toml), so a profile cannot have one.
 NO_MCP = {"gemini"}
+# Those that take the servers in a file rather than in session/new.
+IN_A_FILE = {"claude", "claude-acp", "copilot", "pi"}
 BACKENDS = sorted(set(available_backends()) - NO_MCP)
 
 
@@ -65,18 +67,19 @@ def entries(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def files_read(start: dict[str, Any]) -> list[dict[str, Any]]:
-    """The MCP config files the fake read at start: content, mode, its folder's mode."""
-    given = [start.get("mcp_config"), *start.get("mcp_files", {}).values()]
-    return [f for f in given if f is not None]
+def files_read(log: Path) -> list[dict[str, Any]]:
+    """The MCP config files the fake read (at start, or named by ``session/new``):
+    content, mode, its folder's mode."""
+    found = entries(log)
+    given = [found[0].get("mcp_config"), *found[0].get("mcp_files", {}).values()]
+    return [f for f in given + [e.get("mcp_file") for e in found] if f is not None]
 
 
 def what_reached(log: Path) -> list[Any]:
-    """Every MCP config the fake received: in a file it was pointed at, or in
-    ``session/new``."""
+    """Every MCP config the fake received: in a file it read, or in ``session/new``."""
     found = entries(log)
     news = [e["in"]["params"] for e in found if e.get("in", {}).get("method") == "session/new"]
-    return [*(f["content"] for f in files_read(found[0])), *(n["mcpServers"] for n in news)]
+    return [*(f["content"] for f in files_read(log)), *(n["mcpServers"] for n in news)]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -103,13 +106,14 @@ async def test_no_secret_of_a_profile_reaches_an_agents_command_line(
     assert SECRET_ENV in reached, reached
     assert (SECRET_HEADER in reached) == (backend not in STDIO_ONLY), reached
     # A file only the user can read, in a folder only the user can open.
-    assert [(f["mode"], f["folder_mode"]) for f in files_read(start)] == [
-        (0o600, 0o700) for _ in files_read(start)
-    ], start
-    # A file it was pointed at is gone by now.
-    named = [a for a in start["argv"] if a.endswith(".json")]
-    assert all(not Path(a.lstrip("@")).exists() for a in named), named
+    assert bool(files_read(log)) == (backend in IN_A_FILE), entries(log)
+    modes = [(f["mode"], f["folder_mode"]) for f in files_read(log)]
+    assert modes == [(0o600, 0o700)] * len(modes), modes
+    # A file named on its command line was read at start, and is gone by now.
+    named = [a for a in argv if a.endswith(".json")]
+    assert not any(Path(a.lstrip("@")).exists() for a in named), named
 
     r = await client.delete(f"/api/sessions/{sid}")
     assert r.status_code == 204, r.text
-    assert all(not Path(p).exists() for p in start.get("mcp_files", {})), start
+    # Once the session is gone, so is every file that held its servers.
+    assert [f["path"] for f in files_read(log) if Path(f["path"]).exists()] == []
