@@ -68,7 +68,7 @@ def config_file(path: str) -> dict[str, Any]:
         content = json.load(f)
     mode = stat.S_IMODE(os.stat(path).st_mode)
     folder_mode = stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode)
-    return {"content": content, "mode": mode, "folder_mode": folder_mode}
+    return {"path": path, "content": content, "mode": mode, "folder_mode": folder_mode}
 
 
 class Interrupted(Exception):
