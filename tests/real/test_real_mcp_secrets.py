@@ -1,10 +1,10 @@
 """A profile's MCP server's secrets stay off every command line of a real agent.
 
-Each real CLI runs with a profile whose test MCP server has a secret in its env. While the
-agent waits on a question about the server's tool (so the server is up), no process of
-the agent's tree shows the secret in ``/proc/<pid>/cmdline``, which every local user can
-read; the server itself sees it; and once the session is gone no file the app or the
-agent wrote still holds it.
+Each real CLI runs with a profile whose test MCP server has a secret in its env, and with
+a secret in the profile's own env. While the agent waits on a question about the server's
+tool (so the server is up), no process of the agent's tree shows either secret in
+``/proc/<pid>/cmdline``, which every local user can read; the server itself sees its
+secret; and once the session is gone no file the app or the agent wrote still holds it.
 """
 
 # The fixtures are imported by name, which pytest needs and pyflakes calls redefinitions.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -40,6 +41,7 @@ from tests.real.steps import (
     mark_server,
     mcp_calls,
     new_session,
+    process_tree,
     real_agent,
     the_pending_request,
 )
@@ -51,29 +53,6 @@ pytestmark = pytest.mark.real_cli
 @pytest.fixture(params=["claude", "claude-acp", "grok", "opencode", "pi", "qwen", "copilot"])
 def agent(request: pytest.FixtureRequest) -> Agent:
     return real_agent(request, request.param)
-
-
-def process_tree(root: int) -> dict[int, str]:
-    """``root`` and every process below it: pid → its command line as ``ps`` shows it."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        parents[int(stat.parent.name)] = int(fields[1])
-    tree, grown = {root}, True
-    while grown:
-        below = {pid for pid, parent in parents.items() if parent in tree}
-        grown = not below <= tree
-        tree |= below
-    lines = {}
-    for pid in tree:
-        try:
-            lines[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-    return lines
 
 
 def files_holding(text: str, folders: list[Path], skip: set[Path]) -> list[Path]:
@@ -96,6 +75,29 @@ def files_holding(text: str, folders: list[Path], skip: set[Path]) -> list[Path]
     return found
 
 
+async def secret_kept(
+    client: httpx.AsyncClient,
+    server: LiveServer,
+    sid: str,
+    log: Path,
+    secret: str,
+    own: str,
+    turn: int = 1,
+) -> None:
+    """While the agent waits on its question about the test server's tool (so it and the
+    server are up), neither ``secret`` (the server's env) nor ``own`` (the profile's) is
+    on a command line of its tree; the server has ``secret``; then the call goes through."""
+    request = await the_pending_request(client, sid)
+    tree = process_tree(backend_pid(server, sid))
+    assert any("stdio_mcp_server.py" in line for line in tree.values()), tree
+    assert [line for line in tree.values() if secret in line or own in line] == []
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"env": {"SECRET_VALUE": secret}} in seen, seen
+    await decide(client, request["id"], "allow_once")
+    await wait_for_events(client, sid, count("turn_end", turn), timeout=TIMEOUT)
+    assert mcp_calls(log) == [("mark", MARK_INPUT)] * turn
+
+
 async def test_a_profile_mcp_servers_secret_is_on_no_command_line_and_left_in_no_file(
     client: httpx.AsyncClient,
     server: LiveServer,
@@ -105,25 +107,25 @@ async def test_a_profile_mcp_servers_secret_is_on_no_command_line_and_left_in_no
     tmp_path: Path,
 ) -> None:
     secret = f"mcp-secret-{secrets.token_hex(8)}"
+    own = f"profile-secret-{secrets.token_hex(8)}"
     log, mark = mark_server(tmp_path)
     mark["env"] = {"SECRET_VALUE": secret}
+    agent = replace(agent, env={**agent.env, "PROFILE_SECRET": own})
     sid = await new_session(client, make_profile, agent, mcp_servers={"mark": mark})
     rule = USE_MARK_BY_BACKEND.get(agent.backend, USE_MARK)
     fake_model.set_rules({"chunk_delay": 0.0, "rules": [rule]})
     await send(client, sid, "use mark")
-    request = await the_pending_request(client, sid)
+    await secret_kept(client, server, sid, log, secret, own)
 
-    # The agent waits on the question: it and its MCP server are up.
-    tree = process_tree(backend_pid(server, sid))
-    assert any("stdio_mcp_server.py" in line for line in tree.values()), tree
-    assert [line for line in tree.values() if secret in line] == []
-    # ...and the server got its env all the same.
-    first = json.loads(log.read_text().splitlines()[0])
-    assert first == {"env": {"SECRET_VALUE": secret}}, first
-
-    await decide(client, request["id"], "allow_once")
-    await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert mcp_calls(log) == [("mark", MARK_INPUT)]
+    # A profile edit restarts the CLI before the next message (a resume), with a fresh
+    # file where it takes one: the new value reaches the server and no command line.
+    fresh = f"mcp-secret-{secrets.token_hex(8)}"
+    profile_id = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
+    edited = {"mark": {**mark, "env": {"SECRET_VALUE": fresh}}}
+    r = await client.patch(f"/api/profiles/{profile_id}", json={"mcp_servers": edited})
+    assert r.status_code == 200, r.text
+    await send(client, sid, "use mark")
+    await secret_kept(client, server, sid, log, fresh, own, turn=2)
 
     r = await client.delete(f"/api/sessions/{sid}")
     assert r.status_code == 204, r.text
@@ -131,4 +133,5 @@ async def test_a_profile_mcp_servers_secret_is_on_no_command_line_and_left_in_no
     data = tmp_path / "data"
     skip = {data / "angelia.db", log}
     temp = [p for p in Path(tempfile.gettempdir()).glob("angelia-*") if p.is_dir()]
-    assert files_holding(secret, [tmp_path, *temp], skip) == []
+    for value in (secret, fresh):
+        assert files_holding(value, [tmp_path, *temp], skip) == []
