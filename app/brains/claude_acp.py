@@ -60,6 +60,7 @@ class ClaudeAcpBrain(AcpBrain):
 
     async def start(self) -> None:
         if self._mcp_servers and not self._started:
+            check_servers(self._mcp_servers, self.label)
             self._mcp_file = self._write_mcp_file()
         try:
             await super().start()
@@ -115,3 +116,17 @@ class ClaudeAcpBrain(AcpBrain):
             # The private folder made for it alone.
             self._mcp_file.parent.rmdir()
         self._mcp_file = None
+
+
+def check_servers(servers: dict[str, Any], agent: str) -> None:
+    """Refuse malformed servers as for any ACP agent, before the CLI would.
+
+    Raises:
+        BrainStartError: A server is malformed (named, with what is wrong).
+    """
+    # Imported here so that listing the backends does not load the SDK (see acp.py).
+    from acp.schema import McpCapabilities
+
+    from app.brains.acp_client import acp_mcp_servers
+
+    acp_mcp_servers(servers, McpCapabilities(http=True, sse=True), agent=agent)
