@@ -97,7 +97,16 @@ def check_profile(
 
 def _load_builtins() -> None:
     # Imported lazily so that importing the package does not import every backend.
-    from app.brains import claude, codex, copilot, grok, opencode, pi, qwen  # noqa: F401
+    from app.brains import (  # noqa: F401
+        claude,
+        claude_acp,
+        codex,
+        copilot,
+        grok,
+        opencode,
+        pi,
+        qwen,
+    )
     from app.brains.catalog import catalog_brains
 
     for brain_cls in catalog_brains():

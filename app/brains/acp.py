@@ -196,6 +196,10 @@ class AcpBrain(Brain):
         profile's. Called once per start, before the agent is spawned."""
         return {**self.catalog_env, **self.config.env}
 
+    def session_meta(self) -> dict[str, Any]:
+        """The ``_meta`` of the request that opens the session (none by default)."""
+        return {}
+
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> None:
         """Spawn the agent and open its session.
@@ -221,6 +225,7 @@ class AcpBrain(Brain):
             mode=self.mode_map.get(self.config.permission_mode, self.config.permission_mode),
             apply_profile=self.config_from_profile,
             model_on_argv=bool(self.model_flag),
+            meta=self.session_meta(),
         )
         try:
             await asyncio.wait_for(opening, self.ready_timeout)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from acp import (
@@ -153,8 +153,10 @@ class AcpSession:
         mode: str,
         apply_profile: bool,
         model_on_argv: bool = False,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """``initialize``, then a new or reopened session in ``mode`` (an agent mode id).
+        """``initialize``, then a new or reopened session in ``mode`` (an agent mode id);
+        ``meta`` goes as ``_meta`` with the request that opens it.
 
         Raises:
             BrainStartError: The agent speaks another protocol version, cannot reopen
@@ -186,10 +188,11 @@ class AcpSession:
         )
         if config.fork:
             raise BrainStartError(f"{self.label} cannot fork a session.")
+        extra = dict(meta or {})
         if config.backend_session_id:
-            await self._reopen(config.backend_session_id, servers, resume_methods)
+            await self._reopen(config.backend_session_id, servers, resume_methods, extra)
         else:
-            response = await self.conn.new_session(cwd=self.cwd, mcp_servers=servers)
+            response = await self.conn.new_session(cwd=self.cwd, mcp_servers=servers, **extra)
             self._state(response.modes, response.config_options)
             self.session_id = response.session_id
             self.emit(BackendSession(backend_session_id=response.session_id))
@@ -201,14 +204,18 @@ class AcpSession:
         )
 
     async def _reopen(
-        self, session_id: str, servers: list[McpServer], methods: Sequence[str]
+        self,
+        session_id: str,
+        servers: list[McpServer],
+        methods: Sequence[str],
+        meta: dict[str, Any],
     ) -> None:
         session_caps = self.capabilities.session_capabilities
         self.session_id = session_id
         for method in methods:
             if method == "resume" and session_caps is not None and session_caps.resume is not None:
                 resumed = await self.conn.resume_session(
-                    session_id=session_id, cwd=self.cwd, mcp_servers=servers
+                    session_id=session_id, cwd=self.cwd, mcp_servers=servers, **meta
                 )
                 self._state(resumed.modes, resumed.config_options)
                 return
@@ -216,7 +223,7 @@ class AcpSession:
                 self._loading = True
                 try:
                     loaded = await self.conn.load_session(
-                        session_id=session_id, cwd=self.cwd, mcp_servers=servers
+                        session_id=session_id, cwd=self.cwd, mcp_servers=servers, **meta
                     )
                     await self._replay_over()
                 finally:

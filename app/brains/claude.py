@@ -43,6 +43,7 @@ from app.brains.claude_wire import (
     command_line,
     initialize_request,
     interrupt_request,
+    mcp_config,
     rewind_files_request,
     set_model_request,
     set_permission_mode_request,
@@ -56,6 +57,7 @@ from app.brains.events import (
     PermissionCancelled,
     TurnEnded,
 )
+from app.brains.private_files import private_file
 from app.errors import BrainError as BrainFailure
 from app.errors import BrainStartError, ConflictError, ProtocolError, ValidationFailed
 from app.transport import AgentProcess, ProcessNotRunningError, build_env, describe_exit
@@ -144,9 +146,10 @@ class ClaudeBrain(Brain):
         """The Claude Code session id this process uses (or the last one it reported)."""
         return self._session_id
 
-    def build_argv(self) -> list[str]:
-        """The command line for this session's ``claude`` process."""
-        return command_line(self.config, self.executable, self._session_id)
+    def build_argv(self, mcp_file: str | None = None) -> list[str]:
+        """The command line for this session's ``claude`` process (``mcp_file``: the
+        file holding the profile's MCP servers)."""
+        return command_line(self.config, self.executable, self._session_id, mcp_file)
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:
@@ -159,11 +162,29 @@ class ClaudeBrain(Brain):
         if self._started:
             return
         self._started = True
+        if not self.config.mcp_servers:
+            reply = await self._spawn(None)
+        else:
+            # Measured with 2.1.332: the CLI reads the file once, before it answers
+            # initialize, and never again (not for a tool call, a reconnect or a toggle of
+            # the server), so the file is gone as soon as the process is ready.
+            with private_file("angelia-claude-", "mcp-config.json", mcp_config(self.config)) as f:
+                reply = await self._spawn(str(f))
+        if not reply.ok:
+            # Still a live CLI speaking the protocol; stdio permission prompts work without.
+            log.warning("Claude Code refused initialize: %s", reply.error)
+        else:
+            for offered in (offered_models(reply.response), offered_commands(reply.response)):
+                if offered is not None:
+                    self._emit(offered)
+
+    async def _spawn(self, mcp_file: str | None) -> ControlReply:
+        """Start the process and wait for its answer to ``initialize``."""
         env = build_env(os.environ, {**CHECKPOINT_ENV, **self.config.env})
-        await self._process.start(self.build_argv(), cwd=self.config.cwd, env=env)
+        await self._process.start(self.build_argv(mcp_file), cwd=self.config.cwd, env=env)
         self._reader = asyncio.create_task(self._read_loop())
         try:
-            reply = await self._control(initialize_request, timeout=self.ready_timeout)
+            return await self._control(initialize_request, timeout=self.ready_timeout)
         except ProcessNotRunningError:
             await asyncio.shield(self._reader)
             raise BrainStartError(
@@ -172,13 +193,6 @@ class ClaudeBrain(Brain):
         except ProtocolError as exc:
             await self.stop()
             raise BrainStartError(exc.message, detail=self._process.stderr_tail()) from None
-        if not reply.ok:
-            # Still a live CLI speaking the protocol; stdio permission prompts work without.
-            log.warning("Claude Code refused initialize: %s", reply.error)
-        else:
-            for offered in (offered_models(reply.response), offered_commands(reply.response)):
-                if offered is not None:
-                    self._emit(offered)
 
     async def send(
         self, text: str, *, images: Sequence[ImageData] = (), message_id: str = ""

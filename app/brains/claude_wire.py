@@ -124,6 +124,11 @@ def deny_response(request_id: str, message: str, *, interrupt: bool = False) -> 
     return control_success(request_id, body)
 
 
+def mcp_config(c: BrainConfig) -> str:
+    """The profile's MCP servers as the content of the file ``--mcp-config`` names."""
+    return json.dumps({"mcpServers": c.mcp_servers})
+
+
 # -- tool presentation ---------------------------------------------------------------
 def tool_kind(tool: str) -> str:
     return _TOOL_KINDS.get(tool, "other")
@@ -146,8 +151,15 @@ def shorten(text: str) -> str:
     return first
 
 
-def command_line(c: BrainConfig, executable: str, session_id: str) -> list[str]:
-    """The command line of a session's ``claude`` process (``session_id`` pins a new one)."""
+def command_line(
+    c: BrainConfig, executable: str, session_id: str, mcp_file: str | None = None
+) -> list[str]:
+    """The command line of a session's ``claude`` process (``session_id`` pins a new one).
+
+    The profile's MCP servers are named by the path of the file holding them
+    (``mcp_file``, see ``mcp_config``), never written out here: their env values and
+    headers are secrets, and a command line is readable by every local user.
+    """
     argv = [*(c.command or (executable,))]
     argv += ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
     argv += ["--include-partial-messages", "--permission-prompt-tool", "stdio"]
@@ -163,9 +175,8 @@ def command_line(c: BrainConfig, executable: str, session_id: str) -> list[str]:
         argv += ["--allowedTools", ",".join(c.allowed_tools)]
     if c.disallowed_tools:
         argv += ["--disallowedTools", ",".join(c.disallowed_tools)]
-    if c.mcp_servers:
-        argv += ["--mcp-config", json.dumps({"mcpServers": c.mcp_servers})]
-        argv.append("--strict-mcp-config")
+    if mcp_file is not None:
+        argv += ["--mcp-config", mcp_file, "--strict-mcp-config"]
     # Equals form: the CLI declares these with optional values (see the SDK's argv).
     if c.backend_session_id:
         argv.append(f"--resume={c.backend_session_id}")

@@ -53,6 +53,7 @@ from app.brains.codex_rules import (
     write_rules,
 )
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
+from app.brains.private_files import write_private
 from app.errors import BrainStartError
 
 __all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config", "mcp_named"]
@@ -171,8 +172,10 @@ class CodexBrain(AcpBrain):
         try:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             config = home / "config.toml"
-            config.write_text(codex_config(self.config.model, env, self._config_mcp), "utf-8")
-            config.chmod(0o600)  # It can hold an MCP server's env or headers: tokens.
+            text = codex_config(self.config.model, env, self._config_mcp)
+            # It can hold an MCP server's env or headers (tokens): 0600 from the start.
+            config.unlink(missing_ok=True)
+            write_private(config, text)
             write_rules(home, self.config.disallowed_tools)
             if env.get(LOGIN_VAR) == "copy":
                 _copy_login(home)

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from app.brains.acp import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.brains.mcp_names import McpNames
+from app.brains.private_files import private_file
 from app.errors import BrainStartError
 from app.transport import build_env
 
@@ -127,19 +126,15 @@ class CopilotBrain(AcpBrain):
         if not self._mcp_servers or self._started:
             await super().start()
             return
-        folder = Path(tempfile.mkdtemp(prefix="angelia-copilot-"))
-        try:
-            path = build_env(os.environ, self.config.env).get("PATH")
-            self._mcp_file = folder / "mcp-config.json"
-            # mkdtemp's folder is private to the user: the servers' env may hold secrets.
-            self._mcp_file.write_text(
-                json.dumps(copilot_mcp_config(self._mcp_servers, self.label, path))
-            )
-            await super().start()
-        finally:
-            # copilot has read it by the time its session is open.
-            shutil.rmtree(folder, ignore_errors=True)
-            self._mcp_file = None
+        path = build_env(os.environ, self.config.env).get("PATH")
+        text = json.dumps(copilot_mcp_config(self._mcp_servers, self.label, path))
+        # The servers' env and headers may hold secrets: a private file, not the argv.
+        with private_file("angelia-copilot-", "mcp-config.json", text) as self._mcp_file:
+            try:
+                await super().start()
+            finally:
+                # copilot has read it by the time its session is open.
+                self._mcp_file = None
 
     def _emit(self, event: BrainEvent) -> None:
         # Rules are written in Claude Code's names for every backend.

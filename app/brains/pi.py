@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from app.brains import register
 from app.brains.acp import APP_KEPT_MODES, AcpBrain
 from app.brains.base import BrainFacts, Capability
+from app.brains.private_files import write_private
 from app.transport import build_env
 
 if TYPE_CHECKING:
@@ -246,7 +247,7 @@ class PiBrain(AcpBrain):
             if isinstance(server, McpServerStdio)
         }
         target = folder / "mcp-servers.json"
-        target.write_text(json.dumps(servers))
+        write_private(target, json.dumps(servers))  # env values may be tokens
         return str(target)
 
     def _pi_command(self) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -395,7 +395,14 @@ async def test_argv_carries_the_profile(
     assert (value("--model"), value("--permission-mode")) == ("opus", "plan")
     assert value("--allowedTools") == "Read,Bash(git add:*)"
     assert value("--disallowedTools") == "Edit(src/**),WebFetch"
-    assert json.loads(value("--mcp-config")) == {"mcpServers": servers}
+    # The servers reached it in a file, gone once the CLI was ready.
+    given = claude_files.starts()[0]["mcp_config"]
+    assert (given["content"], given["mode"], given["folder_mode"]) == (
+        {"mcpServers": servers},
+        0o600,
+        0o700,
+    )
+    assert not Path(value("--mcp-config")).exists()
     assert f"--session-id={brain.backend_session_id}" in argv
     assert claude_files.starts()[0]["cwd"] == str(claude_files.cwd)
 

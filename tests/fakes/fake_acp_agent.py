@@ -41,8 +41,11 @@ locations), ``{"config": [options]}`` or ``{"raw": <ACP update>}``. Steps:
     {"crash": 3, "stderr": "...", "stderr_kb": 0}     exit mid-turn
 
 Every incoming JSON-RPC message is logged to ``$FAKE_ACP_LOG`` as ``{"in": message}``
-after a first ``{"argv": [...], "cwd": ..., "env": {...}, "pid": ...}`` line; the
-outcome of each fs step is logged as ``{"fs": {...}}``. ``FakeAcpFiles`` (for tests)
+after a first ``{"argv": [...], "cwd": ..., "env": {...}, "pid": ..., "mcp_files": {...}}``
+line (``mcp_files``: each MCP config file it was pointed at, its content and modes); the
+outcome of each fs step is logged as ``{"fs": {...}}``, and the MCP config file a request
+opening a session names in ``_meta`` (as Claude Code's ACP adapter takes one) as
+``{"mcp_file": {...}}``. ``FakeAcpFiles`` (for tests)
 writes the scenario, builds brain configs for it, and reads the log back.
 """
 
@@ -527,6 +530,33 @@ class FakeAcpFiles:
         return [e["fs"] for e in self.entries() if "fs" in e]
 
 
+def mcp_files(argv: list[str]) -> dict[str, Any]:
+    """The MCP config files the agent was pointed at, read at start as the real ones do:
+    copilot's ``--additional-mcp-config @<path>``, pi's ``$ANGELIA_PI_MCP_SERVERS``."""
+    named = [b[1:] for a, b in zip(argv, argv[1:], strict=False) if a == "--additional-mcp-config"]
+    if pi := os.environ.get("ANGELIA_PI_MCP_SERVERS"):
+        named.append(pi)
+    return {path: config_file(Path(path)) for path in named}
+
+
+def meta_mcp_file(message: dict[str, Any]) -> str | None:
+    """The MCP config file a request that opens a session names as Claude Code's ACP
+    adapter reads it (``_meta.claudeCode.options.extraArgs["mcp-config"]``), if any."""
+    if message.get("method") not in ("session/new", "session/load", "session/resume"):
+        return None
+    meta = (message.get("params") or {}).get("_meta") or {}
+    extra = meta.get("claudeCode", {}).get("options", {}).get("extraArgs", {})
+    path = extra.get("mcp-config")
+    return path if isinstance(path, str) else None
+
+
+def config_file(path: Path) -> dict[str, Any]:
+    """A config file's content and who may read it (its and its folder's modes)."""
+    modes = {"mode": stat.S_IMODE(path.stat().st_mode)}
+    modes["folder_mode"] = stat.S_IMODE(path.parent.stat().st_mode)
+    return {"path": str(path), "content": json.loads(path.read_text()), **modes}
+
+
 async def main(argv: list[str]) -> None:
     scenario: dict[str, Any] = {}
     if path := os.environ.get("FAKE_ACP_SCENARIO"):
@@ -545,7 +575,8 @@ async def main(argv: list[str]) -> None:
     agent = FakeAgent(scenario, writer)
     keep = ("CLAUDECODE",)
     env = {k: v for k, v in os.environ.items() if k in keep or k.startswith(("FAKE_", "PROFILE_"))}
-    agent.log({"argv": argv, "grok": grok, "cwd": os.getcwd(), "env": env, "pid": os.getpid()})
+    start = {"argv": argv, "grok": grok, "cwd": os.getcwd(), "env": env, "pid": os.getpid()}
+    agent.log({**start, "mcp_files": mcp_files(argv)})
     if scenario.get("stderr"):
         sys.stderr.write(scenario["stderr"] + "\n")
         sys.stderr.flush()
@@ -553,6 +584,8 @@ async def main(argv: list[str]) -> None:
     def observe(event: StreamEvent) -> None:
         if event.direction is StreamDirection.INCOMING:
             agent.log({"in": event.message})
+            if path := meta_mcp_file(event.message):
+                agent.log({"mcp_file": config_file(Path(path))})
 
     await run_agent(agent, writer, reader, use_unstable_protocol=True, observers=[observe])
 

@@ -39,7 +39,9 @@ messages beyond the scenario get an echo. Steps:
 ``contextWindow`` for the model.
 
 Every argv and stdin line is appended to ``$FAKE_CLAUDE_LOG`` as JSON lines:
-``{"argv": [...], "cwd": ..., "env": {...}}`` first, then ``{"stdin": <object>}``.
+``{"argv": [...], "cwd": ..., "env": {...}, "mcp_config": ...}`` first (``mcp_config``:
+what ``--mcp-config`` gave, its file read at start with its modes), then
+``{"stdin": <object>}``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import json
 import os
 import queue
 import signal
+import stat
 import sys
 import threading
 import time
@@ -57,6 +60,15 @@ from typing import Any
 VERSION = "2.1.332"
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 EOF = object()
+
+
+def config_file(path: str) -> dict[str, Any]:
+    """A config file's content and who may read it (its and its folder's modes)."""
+    with open(path) as f:
+        content = json.load(f)
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    folder_mode = stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode)
+    return {"path": path, "content": content, "mode": mode, "folder_mode": folder_mode}
 
 
 class Interrupted(Exception):
@@ -105,6 +117,16 @@ class FakeClaude:
             if arg == name and i + 1 < len(self.argv):
                 return self.argv[i + 1]
         return None
+
+    def mcp_config(self) -> Any:
+        """What ``--mcp-config`` gave, read at start as Claude Code does: a JSON value,
+        else the file it names (its content and its and its folder's modes)."""
+        given = self.flag("--mcp-config")
+        if given is None:
+            return None
+        if given.lstrip().startswith("{"):
+            return {"content": json.loads(given)}
+        return config_file(given)
 
     def log(self, entry: dict[str, Any]) -> None:
         if not self.log_path:
@@ -501,7 +523,8 @@ class FakeClaude:
     def run(self) -> None:
         keep = ("CLAUDECODE",)
         env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("FAKE_")}
-        self.log({"argv": self.argv, "cwd": os.getcwd(), "env": env, "pid": os.getpid()})
+        start = {"argv": self.argv, "cwd": os.getcwd(), "env": env, "pid": os.getpid()}
+        self.log({**start, "mcp_config": self.mcp_config()})
         if said := self.scenario.get("say_on_sigterm"):
             signal.signal(signal.SIGTERM, lambda *_: self.log({"said": self.text(said, 3, 0, {})}))
         elif self.scenario.get("ignore_sigterm"):

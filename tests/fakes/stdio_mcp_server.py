@@ -9,6 +9,9 @@ any other request is answered "method not found".
 Every message received is appended to LOG as one JSON line, so a test can tell that the
 agent started the server and what it called. ``mark`` answers ``marked <text>``.
 
+The values of its ``SECRET_*`` environment variables, if any, are the LOG's first line
+(``{"env": {...}}``), so a test can tell that a server's env reached it.
+
 Names after LOG add tools of the same shape (``python stdio_mcp_server.py LOG stamp``):
 ``stamp`` answers ``stamped <text>``, so a test can deny one tool of a server and use another.
 """
@@ -16,6 +19,7 @@ Names after LOG add tools of the same shape (``python stdio_mcp_server.py LOG st
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,6 +71,10 @@ def answer(request: dict[str, Any], extra: list[str] | None = None) -> dict[str,
 def main() -> None:
     log = Path(sys.argv[1]) if len(sys.argv) > 1 else None
     extra = sys.argv[2:]
+    secrets = {name: value for name, value in os.environ.items() if name.startswith("SECRET_")}
+    if log is not None and secrets:
+        with log.open("a") as f:
+            f.write(json.dumps({"env": secrets}) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -140,6 +140,29 @@ def mark_server(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     return log, {"command": sys.executable, "args": [str(FAKES / "stdio_mcp_server.py"), str(log)]}
 
 
+def process_tree(root: int) -> dict[int, str]:
+    """``root`` and every process below it: pid → its command line as ``ps`` shows it."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    tree, grown = {root}, True
+    while grown:
+        below = {pid for pid, parent in parents.items() if parent in tree}
+        grown = not below <= tree
+        tree |= below
+    lines = {}
+    for pid in tree:
+        try:
+            lines[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+    return lines
+
+
 def mcp_calls(log: Path) -> list[tuple[str, Any]]:
     """The (tool, arguments) of every call the test MCP server received."""
     received = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []

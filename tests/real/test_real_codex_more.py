@@ -8,6 +8,8 @@ driven through its HTTP API, Codex pointed at the fake model server's Responses 
 from __future__ import annotations
 
 import base64
+import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +17,18 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_images, request_texts
 from tests.helpers import count, of_kind, send, wait_for_events
 from tests.real.steps import (
     TIMEOUT,
     answer,
+    backend_pid,
     decide,
     mark_server,
     mcp_calls,
     permission_rows,
+    process_tree,
     take_turn,
     the_pending_request,
 )
@@ -168,12 +173,15 @@ RULE = "mcp__mark"
 @pytest.mark.conformance("mcp", backend="codex")
 async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_holds(
     client: httpx.AsyncClient,
+    server: LiveServer,
     make_codex_profile: CodexProfile,
     fake_model: FakeModelServer,
     tmp_path: Path,
 ) -> None:
-    log, server = mark_server(tmp_path)
-    profile = await make_codex_profile(mcp_servers={"mark": server})
+    log, mark = mark_server(tmp_path)
+    secret = f"mcp-secret-{secrets.token_hex(8)}"
+    mark["env"] = {"SECRET_VALUE": secret}
+    profile = await make_codex_profile(mcp_servers={"mark": mark})
     rules = {
         "chunk_delay": 0.0,
         "rules": [FIND_MARK],
@@ -186,6 +194,11 @@ async def test_a_profile_mcp_server_is_found_by_tool_search_and_a_rule_for_it_ho
     # Named as Claude Code names MCP tools, so one rule set serves every backend.
     assert (request["tool"], request["input"]) == ("mcp__mark__mark", MARK_INPUT), request
     assert mcp_calls(log) == []
+    # The server runs with its env, which is on no command line of Codex's tree.
+    tree = process_tree(backend_pid(server, sid))
+    assert any("stdio_mcp_server.py" in line for line in tree.values()), tree
+    assert [line for line in tree.values() if secret in line] == []
+    assert json.loads(log.read_text().splitlines()[0]) == {"env": {"SECRET_VALUE": secret}}
     events = await answer(client, sid, request["id"], "allow_once")
     assert mcp_calls(log) == [("mark", MARK_INPUT)]
     assert [c["tool"] for c in of_kind(events, "tool_call")] == ["mcp__mark__mark"]
