@@ -73,7 +73,8 @@ def _sessions(engine: Engine) -> list[tuple[ChatSession, str]]:
 def listing(engine: Engine, data_dir: Path) -> list[Listed]:
     """Every folder under the worktrees root with its state, size and session (blocking)."""
     sessions = {os.path.realpath(c.worktree_path or ""): c for c, _ in _sessions(engine)}
-    found = inventory.list_worktrees(data_dir / WORKTREES_DIR, sessions)
+    recorded = {path: c.git_dir for path, c in sessions.items()}
+    found = inventory.list_worktrees(data_dir / WORKTREES_DIR, recorded)
     listed = []
     for s in found:
         chat = sessions.get(os.path.realpath(s.path))

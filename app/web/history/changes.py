@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from app.services.review.session_changes import session_changes
+from app.services.sessions.workspace import git_place_of
 from app.services.store import store
 from app.web.context import base_context
 from app.web.deps import StateDep
@@ -29,7 +30,8 @@ async def changes_page(
 ) -> HTMLResponse:
     chat = store.get_session(state.engine, session_id)
     profile = store.session_profile(state.engine, chat)
-    found = await asyncio.to_thread(session_changes, state.events, chat, profile.cwd)
+    place = await asyncio.to_thread(git_place_of, state.engine, chat)
+    found = await asyncio.to_thread(session_changes, state.events, chat, profile.cwd, place)
     files = found.files
     context = base_context(request, state) | {
         "session": chat,
