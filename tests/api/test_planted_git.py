@@ -8,13 +8,16 @@ worktree's state and its files, committing and merging must never create it."""
 
 from __future__ import annotations
 
+import contextlib
 import html
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from app.settings import Settings
 from tests.api.test_chat import make_profile
 from tests.api.test_finish import new_session
 from tests.services.git.conftest import commit_all, git, init_repo
@@ -241,3 +244,31 @@ async def test_a_plain_folder_session_runs_nothing_the_repository_names(
     assert found["source"] == "snapshot"
     assert [f["path"] for f in found["files"]] == ["f.txt"]
     assert not sentinel.exists(), sentinel.read_text()
+
+
+async def test_a_session_from_before_git_dirs_were_recorded_is_checked_the_same(
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    tmp_path: Path,
+    settings: Settings,
+    fake_claude: dict[str, Any],
+) -> None:
+    sid, path, script, sentinel = await planted_session(client, project_dir, tmp_path, fake_claude)
+    # As a session made before the columns were there has them: empty (a database older
+    # still has no such columns, and its sessions are like this one anyway).
+    with contextlib.closing(sqlite3.connect(settings.data_dir / "angelia.db")) as db, db:
+        columns = {row[1] for row in db.execute("PRAGMA table_info(chat_session)")}
+        if "git_dir" in columns:
+            db.execute(
+                "UPDATE chat_session SET git_dir = NULL, git_work_tree = NULL WHERE id = ?",
+                (sid,),
+            )
+    (path / "f.txt").write_text("two\n")
+    r = await client.get(f"/api/sessions/{sid}/worktree")
+    assert r.status_code == 200 and r.json()["dirty"] == ["f.txt"], r.text
+
+    evil = agent_repo(tmp_path / "elsewhere", script)
+    (path / ".git").write_text(f"gitdir: {evil}\n")
+    for r in await every_read(client, sid):
+        assert r.status_code == 409 and CHANGED in html.unescape(r.text), r.text
+    assert not sentinel.exists()
