@@ -141,6 +141,7 @@ def plant_drivers(where: Path, script: Path, *scope: str) -> None:
         ("gpg.program", str(script)),
         ("commit.gpgSign", "true"),
         ("log.showSignature", "true"),
+        ("merge.verifySignatures", "true"),
     ):
         git(where, "config", *scope, key, value)
 

@@ -84,6 +84,7 @@ FIXED_CONFIG = tuple(
         "commit.gpgSign=false",
         "tag.gpgSign=false",
         "log.showSignature=false",
+        "merge.verifySignatures=false",
         "submodule.recurse=false",
         "status.submoduleSummary=false",
         "diff.ignoreSubmodules=dirty",
