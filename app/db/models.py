@@ -92,6 +92,11 @@ class ChatSession(SQLModel, table=True):
     # Without a worktree, in a git folder: the tree of the folder as the session started,
     # which its changes are read against.
     snapshot_tree: str | None = None
+    # The git dir and work tree the app's own git uses for this session, recorded when it
+    # started (a worktree's admin dir under the repository's .git, or the repository's
+    # .git): never what a ``.git`` in the folder says later.
+    git_dir: str | None = None
+    git_work_tree: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow, index=True)
 

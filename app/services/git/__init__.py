@@ -5,7 +5,10 @@ dataclasses back or an :class:`~app.services.git.repo.GitError` (an ``AppError``
 ``status`` the web layer answers with). Every function blocks on a git process; call
 them from a worker thread.
 
-- ``repo``: running git, finding the repository, its branch and HEAD.
+- ``command``: running git, on the git dir and work tree the app recorded, with nothing
+  the repository says able to start a program.
+- ``repo``: finding the repository, its branch and HEAD; checking that a worktree still
+  points where git made it.
 - ``worktrees``: making and removing a session's worktree.
 - ``changes``: what changed since a commit or a snapshot, as git sees the files
   (``scratch`` keeps the private index copies it reads them through).

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from app.errors import ValidationFailed
-from app.services.git.repo import GitError, repo_root, run, text
+from app.services.git.repo import GitError, Where, repo_root, run, text
 from app.services.git.scratch import scratch_index
 
 __all__ = ["MAX_DIFF_BYTES", "MAX_LINE_DIFF_BYTES", "FileChange", "diff", "snapshot"]
@@ -56,13 +56,13 @@ class FileChange:
     truncated: bool  # ``diff`` was cut (or left out) to stay within the caps
 
 
-def snapshot(folder: Path | str) -> str:
+def snapshot(folder: Where) -> str:
     """The tree of ``folder``'s working tree as it is now (tracked and new files, not ignored)."""
     return _tree_now(repo_root(folder))
 
 
 def diff(
-    folder: Path | str,
+    folder: Where,
     base: str,
     *,
     max_file_bytes: int = MAX_DIFF_BYTES,
@@ -75,7 +75,7 @@ def diff(
     return _diff_trees(top, base, _tree_now(top), max_file_bytes, max_total_bytes)
 
 
-def _check_base(top: Path, base: str) -> None:
+def _check_base(top: Where, base: str) -> None:
     if not re.fullmatch(r"[0-9a-f]{4,64}", base):
         raise ValidationFailed("base", f"{base!r} is not a commit or tree id")
     got = run(
@@ -88,7 +88,7 @@ def _check_base(top: Path, base: str) -> None:
         )
 
 
-def _tree_now(top: Path) -> str:
+def _tree_now(top: Where) -> str:
     index_path = run(
         ["rev-parse", "--path-format=absolute", "--git-path", "index"],
         cwd=top,
@@ -115,7 +115,7 @@ class _Entry:
 
 
 def _diff_trees(
-    top: Path, base: str, tree: str, max_file_bytes: int, max_total_bytes: int
+    top: Where, base: str, tree: str, max_file_bytes: int, max_total_bytes: int
 ) -> list[FileChange]:
     out = run(
         [

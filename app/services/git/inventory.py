@@ -10,7 +10,7 @@ the object store it shares with the repository.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -18,6 +18,8 @@ from typing import Literal
 from app.services.git.merge import ahead_behind, is_merged
 from app.services.git.repo import (
     GitError,
+    GitPlace,
+    Where,
     branch_commit,
     checkouts,
     current_branch,
@@ -25,6 +27,8 @@ from app.services.git.repo import (
     run,
     text,
     uncommitted,
+    verify_worktree,
+    worktree_pointer,
 )
 from app.services.git.worktrees import BRANCH_PREFIX, repo_folder
 
@@ -73,10 +77,12 @@ def size_on_disk(folder: Path | str) -> int:
 
 
 def state(
-    repo: Path | str, path: Path | str, *, orphaned: bool = False, base: str | None = None
+    repo: Where, path: Where, *, orphaned: bool = False, base: str | None = None
 ) -> WorktreeState:
-    """The state of one worktree of ``repo``; ``base`` defaults to the branch it tracks."""
-    where = Path(path)
+    """The state of one worktree of ``repo`` (best given as its recorded git dir and work
+    tree); ``base`` defaults to the branch it tracks."""
+    where = path
+    folder = path.work_tree if isinstance(path, GitPlace) else Path(path)
     branch = current_branch(where)
     if base is None and branch is not None:
         base = _upstream(where, branch)
@@ -95,7 +101,7 @@ def state(
         label = "merged" if merged else "unmerged"
     main = checkouts(repo)[0].path
     return WorktreeState(
-        path=where,
+        path=folder,
         repo=main,
         branch=branch,
         base=base,
@@ -105,11 +111,11 @@ def state(
         ahead=ahead,
         behind=behind,
         merged=merged,
-        size_bytes=size_on_disk(where),
+        size_bytes=size_on_disk(folder),
     )
 
 
-def _upstream(worktree: Path, branch: str) -> str | None:
+def _upstream(worktree: Where, branch: str) -> str | None:
     out = run(
         ["for-each-ref", "--format=%(upstream)", f"refs/heads/{branch}"],
         cwd=worktree,
@@ -119,33 +125,56 @@ def _upstream(worktree: Path, branch: str) -> str | None:
     return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
 
 
-def list_worktrees(root: Path | str, sessions: Collection[Path | str]) -> list[WorktreeState]:
-    """Every worktree folder under ``root``; ``sessions`` are the paths sessions still use."""
+def list_worktrees(
+    root: Path | str, sessions: Collection[Path | str] | Mapping[str, str | None]
+) -> list[WorktreeState]:
+    """Every worktree folder under ``root``; ``sessions`` are the paths sessions still use
+    (with the git dir each recorded, when given as a mapping)."""
     claimed = {os.path.realpath(p) for p in sessions}
+    recorded = (
+        {os.path.realpath(p): d for p, d in sessions.items() if d}
+        if isinstance(sessions, Mapping)
+        else {}
+    )
     found: list[WorktreeState] = []
     home = Path(root)
     if not home.is_dir():
         return found
     for repo_dir in sorted(p for p in home.iterdir() if p.is_dir() and not p.is_symlink()):
         for folder in sorted(p for p in repo_dir.iterdir() if p.is_dir() and not p.is_symlink()):
-            orphaned = os.path.realpath(folder) not in claimed
-            main = _main_checkout(folder)
-            if main is None:
+            real = os.path.realpath(folder)
+            orphaned = real not in claimed
+            place = _place(folder, recorded.get(real))
+            main = _main_checkout(place) if place is not None else None
+            if place is None or main is None:
                 found.append(_stray(folder, orphaned))
             else:
-                found.append(state(main, folder, orphaned=orphaned))
+                repo = GitPlace(place.git_dir.parent.parent, main)
+                found.append(state(repo, place, orphaned=orphaned))
     return found
 
 
-def _main_checkout(folder: Path) -> Path | None:
-    """The repository's main checkout, if ``folder`` really is one of its linked worktrees."""
-    if not (folder / ".git").is_file():
+def _place(folder: Path, recorded: str | None) -> GitPlace | None:
+    """The worktree's git dir (the one its session recorded, else the one its ``.git``
+    names) if it and the folder still point at each other; None when they do not."""
+    admin = Path(recorded) if recorded else worktree_pointer(folder)
+    if admin is None:
         return None
+    place = GitPlace(admin, folder)
     try:
-        entries = checkouts(folder)
+        verify_worktree(place)
     except GitError:
         return None
-    real = os.path.realpath(folder)
+    return place
+
+
+def _main_checkout(place: GitPlace) -> Path | None:
+    """The repository's main checkout, if ``place`` really is one of its linked worktrees."""
+    try:
+        entries = checkouts(place)
+    except GitError:
+        return None
+    real = os.path.realpath(place.work_tree)
     if not any(os.path.realpath(e.path) == real for e in entries[1:]):
         return None
     return entries[0].path

@@ -20,8 +20,11 @@ from app.errors import ValidationFailed
 from app.services.git.overwrite import untracked_in_the_way
 from app.services.git.repo import (
     GitError,
+    Where,
     branch_commit,
+    checkout_place,
     checkouts,
+    current_branch,
     is_ancestor,
     run,
     text,
@@ -94,7 +97,7 @@ class MergeResult:
     checkout: Path | None  # the checkout where the branch was advanced, if it is checked out
 
 
-def ahead_behind(repo: Path | str, branch: str, base: str) -> tuple[int, int]:
+def ahead_behind(repo: Where, branch: str, base: str) -> tuple[int, int]:
     """(commits on ``branch`` not on ``base``, commits on ``base`` not on ``branch``)."""
     out = run(
         ["rev-list", "--left-right", "--count", f"refs/heads/{base}...refs/heads/{branch}"],
@@ -105,7 +108,7 @@ def ahead_behind(repo: Path | str, branch: str, base: str) -> tuple[int, int]:
     return int(ahead), int(behind)
 
 
-def merge_base(repo: Path | str, branch: str, into: str) -> str | None:
+def merge_base(repo: Where, branch: str, into: str) -> str | None:
     """The commit where ``branch`` and ``into`` last met: what merging ``branch`` into
     ``into`` brings is everything since it. None when either branch is gone or they
     share no history."""
@@ -119,7 +122,7 @@ def merge_base(repo: Path | str, branch: str, into: str) -> str | None:
     return found if out.returncode == 0 and found else None
 
 
-def _merge_tree(repo: Path | str, into: str, branch: str) -> tuple[str, list[str]]:
+def _merge_tree(repo: Where, into: str, branch: str) -> tuple[str, list[str]]:
     """The merged tree of two branches and the files that conflict (empty when none)."""
     out = run(
         [
@@ -140,12 +143,12 @@ def _merge_tree(repo: Path | str, into: str, branch: str) -> tuple[str, list[str
     return text(tree), files if out.returncode == 1 else []
 
 
-def conflicts(repo: Path | str, branch: str, into: str) -> list[str]:
+def conflicts(repo: Where, branch: str, into: str) -> list[str]:
     """The files that would conflict if ``branch`` were merged into ``into`` now."""
     return _merge_tree(repo, into, branch)[1]
 
 
-def is_merged(repo: Path | str, branch: str, into: str) -> bool:
+def is_merged(repo: Where, branch: str, into: str) -> bool:
     """True when ``into`` already has everything ``branch`` changed (by ff, merge or squash)."""
     if is_ancestor(repo, f"refs/heads/{branch}", f"refs/heads/{into}"):
         return True
@@ -153,12 +156,12 @@ def is_merged(repo: Path | str, branch: str, into: str) -> bool:
     return not files and tree == _tree_of(repo, f"refs/heads/{into}")
 
 
-def _tree_of(repo: Path | str, rev: str) -> str:
+def _tree_of(repo: Where, rev: str) -> str:
     out = run(["rev-parse", f"{rev}^{{tree}}"], cwd=repo, what=f"reading the tree of {rev}")
     return text(out.stdout).strip()
 
 
-def identity_args(repo: Path | str) -> list[str]:
+def identity_args(repo: Where) -> list[str]:
     """``-c user.*`` options naming the app, for what the repository's config leaves unset."""
     args: list[str] = []
     for key, fallback in (("user.name", APP_NAME), ("user.email", APP_EMAIL)):
@@ -181,27 +184,47 @@ def _check_message(message: str) -> str:
     return cleaned
 
 
-def commit(worktree: Path | str, message: str) -> str:
-    """Commit everything in ``worktree`` (edits, deletions, new files); the new commit."""
+def commit(worktree: Where, message: str, *, branch: str | None = None) -> str:
+    """Commit everything in ``worktree`` (edits, deletions, new files) onto ``branch``
+    (by default the branch checked out there); the new commit.
+
+    Built from plumbing so that only that branch moves, by compare-and-swap from the
+    commit it was at: HEAD is never asked where to commit, and a worktree whose HEAD
+    names another branch is refused, so no other checkout's branch can be moved.
+    """
     cleaned = _check_message(message)
+    held = current_branch(worktree)
+    branch = held if branch is None else branch
+    if branch is None or held != branch:
+        raise GitError(
+            f"{worktree} has {held or 'a detached HEAD'} checked out, not {branch}; "
+            "nothing was committed"
+        )
+    parent = branch_commit(worktree, branch)
     run(["add", "-A"], cwd=worktree, what=f"staging the changes in {worktree}")
-    staged = run(
-        ["diff", "--cached", "--quiet"], cwd=worktree, what="checking what is staged", ok=(0, 1)
-    )
-    if staged.returncode == 0:
+    tree = text(run(["write-tree"], cwd=worktree, what="recording what is staged").stdout).strip()
+    if parent is not None and tree == _tree_of(worktree, parent):
         raise GitError(f"there is nothing to commit in {worktree}: it has no changes")
-    run(
-        [*identity_args(worktree), "commit", "--quiet", "--no-verify", "--file=-"],
+    # Tidied as ``git commit -F`` would (trailing spaces, blank lines, a final newline).
+    tidy = run(["stripspace"], cwd=worktree, input=cleaned.encode(), what="tidying the message")
+    made = run(
+        [*identity_args(worktree), "commit-tree", tree, *(["-p", parent] if parent else [])],
         cwd=worktree,
-        input=cleaned.encode(),
+        input=tidy.stdout,
         what=f"committing in {worktree}",
     )
-    out = run(["rev-parse", "HEAD"], cwd=worktree, what="reading the new commit")
-    return text(out.stdout).strip()
+    new = text(made.stdout).strip()
+    run(
+        ["update-ref", "-m", f"commit: {cleaned.splitlines()[0]}", f"refs/heads/{branch}", new]
+        + [parent or "0" * len(new)],
+        cwd=worktree,
+        what=f"moving {branch} to the new commit (it changed meanwhile if this fails; try again)",
+    )
+    return new
 
 
 def merge(
-    repo: Path | str,
+    repo: Where,
     branch: str,
     into: str,
     strategy: Strategy,
@@ -240,7 +263,7 @@ def merge(
 
 
 def _commit_tree(
-    repo: Path | str,
+    repo: Where,
     tree: str,
     old: str,
     tip: str,
@@ -262,7 +285,7 @@ def _commit_tree(
 
 
 def _default_message(
-    repo: Path | str, old: str, tip: str, branch: str, into: str, strategy: Strategy
+    repo: Where, old: str, tip: str, branch: str, into: str, strategy: Strategy
 ) -> str:
     if strategy == "merge":
         return f"Merge branch '{branch}' into {into}"
@@ -275,7 +298,7 @@ def _default_message(
     return "\n".join([f"Squashed commits of branch '{branch}'", "", *subjects])
 
 
-def _advance(repo: Path | str, into: str, old: str, new: str) -> Path | None:
+def _advance(repo: Where, into: str, old: str, new: str) -> Path | None:
     """Move ``into`` from ``old`` to ``new`` without losing anyone's work; where it was out."""
     holder = next((c for c in checkouts(repo) if c.branch == into and not c.bare), None)
     if holder is None:
@@ -290,12 +313,13 @@ def _advance(repo: Path | str, into: str, old: str, new: str) -> Path | None:
             f"{into} is checked out in {holder.path}, which no longer exists; "
             "run 'git worktree prune' there and try again"
         )
-    in_the_way = untracked_in_the_way(holder.path, old, new)
+    place = checkout_place(repo, holder.path)
+    in_the_way = untracked_in_the_way(place, old, new)
     if in_the_way:
         raise UntrackedInTheWay(into, holder.path, in_the_way)
     moved = run(
         ["merge", "--ff-only", "--no-autostash", "--quiet", "--no-stat", new],
-        cwd=holder.path,
+        cwd=place,
         what=f"updating {into} in {holder.path}",
         ok=(0, 1, 128),
     )

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
-from app.services.git.repo import run, text
+from app.services.git.repo import GitPlace, run, text
 
 __all__ = ["MAX_LISTED", "untracked_in_the_way"]
 
@@ -27,12 +26,14 @@ __all__ = ["MAX_LISTED", "untracked_in_the_way"]
 MAX_LISTED = 50
 
 
-def untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:
-    """Paths in ``checkout`` (whose HEAD is ``old``) that moving it to ``new`` would write
-    over, replace or write through although its index does not track them; relative to
-    the checkout, at most :data:`MAX_LISTED`."""
+def untracked_in_the_way(place: GitPlace, old: str, new: str) -> list[str]:
+    """Paths in the checkout at ``place`` (whose HEAD is ``old``) that moving it to ``new``
+    would write over, replace or write through although its index does not track them;
+    relative to the checkout, at most :data:`MAX_LISTED`. Git runs on the recorded git dir
+    and work tree, never on a ``.git`` found in the folder."""
+    checkout = place
     written = _written(checkout, old, new)
-    top = os.fsencode(checkout)
+    top = os.fsencode(place.work_tree)
     present = [p for p in written if _exists_along(top, p)]
     if not present:
         return []
@@ -46,18 +47,20 @@ def untracked_in_the_way(checkout: Path, old: str, new: str) -> list[str]:
     return [text(p) for p in found]
 
 
-def _written(checkout: Path, old: str, new: str) -> list[bytes]:
+def _written(checkout: GitPlace, old: str, new: str) -> list[bytes]:
     """The paths ``new`` adds or changes against ``old`` (deletions are of tracked files)."""
     out = run(
         ["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--diff-filter=AMT", old, new],
         cwd=checkout,
-        what=f"listing the files the merge writes in {checkout}",
+        what=f"listing the files the merge writes in {checkout.work_tree}",
     )
     return [p for p in out.stdout.split(b"\0") if p]
 
 
-def _tracked(checkout: Path) -> set[bytes]:
-    out = run(["ls-files", "-z"], cwd=checkout, what=f"listing the files tracked in {checkout}")
+def _tracked(checkout: GitPlace) -> set[bytes]:
+    out = run(
+        ["ls-files", "-z"], cwd=checkout, what=f"listing the files tracked in {checkout.work_tree}"
+    )
     return {p for p in out.stdout.split(b"\0") if p}
 
 

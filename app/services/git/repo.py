@@ -1,101 +1,61 @@
-"""Running ``git``: one way in, with a clean environment, a timeout and plain-words errors.
+"""The repository behind a folder: its top, its .git, its branches and checkouts, and
+whether a linked worktree still points where git made it.
 
-Every call goes through :func:`run`. The environment drops what could point git at
-another repository or index (``GIT_DIR``, ``GIT_INDEX_FILE``, ``GIT_WORK_TREE``… — a
-server started from inside a hook or a ``git rebase -x`` would otherwise act on the wrong
-repository), never prompts (no terminal, no pager, no editor), speaks C locale so
-messages can be read, and takes no optional locks so a read never rewrites the user's
-index behind their back. Hooks are switched off: the app's git operations are
-mechanical (a scratch index, a merge built without a working tree) and must neither wait
-on a prompt nor run a repository's code on their own.
-
-Everything here blocks; call it from a worker thread, not the event loop.
+git itself runs through :mod:`app.services.git.command` (re-exported here, as the rest of
+the app has always imported it from this module). Everything here blocks; call it from a
+worker thread, not the event loop.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import overload
 
-from app.errors import AppError
+from app.services.git.command import (
+    TIMEOUT_S,
+    GitError,
+    GitPlace,
+    GitResult,
+    NotARepository,
+    Where,
+    run,
+    text,
+)
 
 __all__ = [
     "TIMEOUT_S",
     "Checkout",
     "GitError",
+    "GitPlace",
     "GitResult",
     "NotARepository",
+    "Where",
+    "WorktreeChanged",
     "branch_commit",
+    "checkout_place",
     "checkouts",
     "common_dir",
     "current_branch",
+    "git_dir",
     "head_commit",
     "is_ancestor",
     "repo_root",
     "run",
     "text",
     "uncommitted",
+    "verify_worktree",
+    "worktree_admin_dir",
+    "worktree_pointer",
 ]
 
-TIMEOUT_S = 30.0
-# Kept from the server's environment: who the user is and which config files they chose.
-# Every other GIT_* variable is dropped (see the module docstring).
-KEPT_GIT_VARS = frozenset(
-    {
-        "GIT_AUTHOR_NAME",
-        "GIT_AUTHOR_EMAIL",
-        "GIT_COMMITTER_NAME",
-        "GIT_COMMITTER_EMAIL",
-        "GIT_CONFIG_GLOBAL",
-        "GIT_CONFIG_SYSTEM",
-        "GIT_CONFIG_NOSYSTEM",
-    }
-)
-FIXED_ENV = {
-    "LC_ALL": "C",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_EDITOR": "true",
-    "GIT_SEQUENCE_EDITOR": "true",
-    "GIT_OPTIONAL_LOCKS": "0",
-}
-DROPPED_VARS = ("LANGUAGE", "SSH_ASKPASS", "EDITOR", "VISUAL")
-# Config for every call: no hooks (a path with no files in it), paths in messages unquoted.
-FIXED_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.quotePath=false")
-
-Reason = Literal["missing", "not_a_repository", "bare", "git_dir", "untrusted", "git_missing"]
+# The longest .git file or back-pointer read when checking a worktree.
+MAX_POINTER_BYTES = 4096
 
 
-class GitError(AppError):
-    """git refused or failed; ``message`` says what in plain words, ``stderr`` is git's own."""
-
-    status = 409
-
-    def __init__(self, message: str, *, stderr: str = "") -> None:
-        super().__init__(message, detail=stderr)
-        self.stderr = stderr
-
-
-class NotARepository(GitError):
-    """The folder cannot be used as a git working tree; ``reason`` says why."""
-
-    status = 422
-
-    def __init__(self, message: str, *, reason: Reason, stderr: str = "") -> None:
-        super().__init__(message, stderr=stderr)
-        self.reason: Reason = reason
-
-
-@dataclass(frozen=True)
-class GitResult:
-    returncode: int
-    stdout: bytes
-    stderr: str
+class WorktreeChanged(GitError):
+    """A worktree's ``.git`` (or its admin folder) no longer points where the app made it."""
 
 
 @dataclass(frozen=True)
@@ -110,71 +70,21 @@ class Checkout:
     prunable: bool = False
 
 
-def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not (k.startswith("GIT_") and k not in KEPT_GIT_VARS) and k not in DROPPED_VARS
-    }
-    env.update(FIXED_ENV)
-    if extra:
-        env.update(extra)
-    return env
+@overload
+def repo_root(folder: GitPlace) -> GitPlace: ...
+@overload
+def repo_root(folder: Path | str) -> Path: ...
+def repo_root(folder: Where) -> Path | GitPlace:
+    """The top of the working tree that holds ``folder``; NotARepository says why not.
 
-
-def run(
-    args: Sequence[str],
-    *,
-    cwd: Path | str,
-    what: str,
-    input: bytes | None = None,
-    env: Mapping[str, str] | None = None,
-    ok: Collection[int] = (0,),
-    timeout: float = TIMEOUT_S,
-) -> GitResult:
-    """Run ``git -C cwd ARGS``; ``what`` names the step for the error (``"listing …"``).
-
-    Exit codes outside ``ok`` raise :class:`GitError` carrying git's stderr.
+    A recorded place is its own top: it is returned as it is once its work tree is there.
     """
-    argv = ["git", *FIXED_CONFIG, "-C", str(cwd), *args]
-    try:
-        done = subprocess.run(
-            argv,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            env=clean_env(env),
-            timeout=timeout,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise NotARepository(
-            f"{what} failed: git is not installed (no 'git' on PATH)", reason="git_missing"
-        ) from None
-    except subprocess.TimeoutExpired:
-        raise GitError(f"{what} took longer than {timeout:g} s and was stopped") from None
-    stderr = text(done.stderr).strip()
-    if done.returncode not in ok:
-        said = _last_error_line(stderr) or f"git exited with status {done.returncode}"
-        raise GitError(f"{what} failed: {said}", stderr=stderr)
-    return GitResult(done.returncode, done.stdout, stderr)
-
-
-def text(raw: bytes) -> str:
-    """git's bytes for display: file names that are not UTF-8 get U+FFFD, never an error."""
-    return raw.decode("utf-8", "replace")
-
-
-def _last_error_line(stderr: str) -> str:
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    for line in reversed(lines):
-        if line.startswith(("fatal:", "error:")):
-            return line.split(":", 1)[1].strip()
-    return lines[-1] if lines else ""
-
-
-def repo_root(folder: Path | str) -> Path:
-    """The top of the working tree that holds ``folder``; NotARepository says why not."""
+    if isinstance(folder, GitPlace):
+        if not folder.work_tree.is_dir():
+            raise NotARepository(
+                f"{folder.work_tree} does not exist or is not a folder", reason="missing"
+            )
+        return folder
     path = Path(folder)
     if not path.is_dir():
         raise NotARepository(f"{folder} does not exist or is not a folder", reason="missing")
@@ -213,7 +123,7 @@ def repo_root(folder: Path | str) -> Path:
     return Path(text(top.stdout).rstrip("\n"))
 
 
-def common_dir(repo: Path | str) -> Path:
+def common_dir(repo: Where) -> Path:
     """The repository's shared .git folder (the same for all its worktrees)."""
     out = run(
         ["rev-parse", "--path-format=absolute", "--git-common-dir"],
@@ -223,27 +133,27 @@ def common_dir(repo: Path | str) -> Path:
     return Path(text(out.stdout).rstrip("\n"))
 
 
-def current_branch(repo: Path | str) -> str | None:
+def current_branch(repo: Where) -> str | None:
     """The branch checked out in ``repo``; None when HEAD is detached."""
     return _answer_or_none(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"], "HEAD's branch")
 
 
-def head_commit(repo: Path | str) -> str | None:
+def head_commit(repo: Where) -> str | None:
     """The commit HEAD points at; None in a repository with no commits yet."""
     return _commit_of(repo, "HEAD")
 
 
-def branch_commit(repo: Path | str, branch: str) -> str | None:
+def branch_commit(repo: Where, branch: str) -> str | None:
     """The commit a local branch points at; None when there is no such branch."""
     return _commit_of(repo, f"refs/heads/{branch}")
 
 
-def _commit_of(repo: Path | str, rev: str) -> str | None:
+def _commit_of(repo: Where, rev: str) -> str | None:
     args = ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"]
     return _answer_or_none(repo, args, rev)
 
 
-def _answer_or_none(repo: Path | str, args: list[str], what: str) -> str | None:
+def _answer_or_none(repo: Where, args: list[str], what: str) -> str | None:
     """git's one-line answer, or None where it exits 1 (no such thing)."""
     out = run(args, cwd=repo, what=f"reading {what} in {repo}", ok=(0, 1))
     if out.returncode != 0:
@@ -251,7 +161,7 @@ def _answer_or_none(repo: Path | str, args: list[str], what: str) -> str | None:
     return text(out.stdout).strip() or None
 
 
-def is_ancestor(repo: Path | str, older: str, newer: str) -> bool:
+def is_ancestor(repo: Where, older: str, newer: str) -> bool:
     out = run(
         ["merge-base", "--is-ancestor", older, newer],
         cwd=repo,
@@ -261,7 +171,7 @@ def is_ancestor(repo: Path | str, older: str, newer: str) -> bool:
     return out.returncode == 0
 
 
-def checkouts(repo: Path | str) -> list[Checkout]:
+def checkouts(repo: Where) -> list[Checkout]:
     """Every working tree of the repository, as ``git worktree list`` has them."""
     out = run(
         ["worktree", "list", "--porcelain", "-z"], cwd=repo, what=f"listing the worktrees of {repo}"
@@ -289,11 +199,118 @@ def checkouts(repo: Path | str) -> list[Checkout]:
     return found
 
 
-def uncommitted(worktree: Path | str) -> list[str]:
+def uncommitted(worktree: Where) -> list[str]:
     """Files with changes not committed in ``worktree``: edited, staged, new (not ignored)."""
     out = run(
-        ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames"],
+        [
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=normal",
+            "--no-renames",
+            # A nested repository's own files are its business: reading them would run
+            # git in it, under its own config.
+            "--ignore-submodules=dirty",
+        ],
         cwd=worktree,
         what=f"reading the status of {worktree}",
     )
     return [text(entry[3:]) for entry in out.stdout.split(b"\0") if len(entry) > 3]
+
+
+def git_dir(top: Path | str) -> Path:
+    """The git dir of the working tree at ``top`` (its ``.git``, or a linked worktree's
+    admin folder), as git finds it now: what a session records when it starts."""
+    out = run(["rev-parse", "--absolute-git-dir"], cwd=top, what=f"finding the .git of {top}")
+    return Path(text(out.stdout).rstrip("\n"))
+
+
+def worktree_admin_dir(common: Path, path: Path) -> Path | None:
+    """The admin folder (``<common>/worktrees/<name>``) whose back-pointer names the
+    linked worktree at ``path``; None when the repository has none for it."""
+    wanted = os.path.realpath(path / ".git")
+    try:
+        entries = sorted((common / "worktrees").iterdir())
+    except OSError:
+        return None
+    for admin in entries:
+        back = _pointer(admin / "gitdir")
+        if back is not None and os.path.realpath(_resolve(admin, back)) == wanted:
+            return admin
+    return None
+
+
+def worktree_pointer(work_tree: Path) -> Path | None:
+    """The git dir a linked worktree's ``.git`` file names; None when it is not such a
+    file (a folder, a link, missing). Read from the file: nothing is trusted by this."""
+    dot_git = work_tree / ".git"
+    line = None if dot_git.is_symlink() else _pointer(dot_git)
+    if line is None or not line.startswith("gitdir:"):
+        return None
+    return _resolve(work_tree, line.removeprefix("gitdir:").strip())
+
+
+def checkout_place(repo: Where, path: Path) -> GitPlace:
+    """The git dir and work tree of ``repo``'s checkout at ``path``: its main checkout
+    (the shared .git) or a linked worktree (its admin folder, checked like a session's)."""
+    common = Path(os.path.realpath(common_dir(repo)))
+    admin = worktree_admin_dir(common, path)
+    if admin is not None:
+        place = GitPlace(admin, path)
+        verify_worktree(place)
+        return place
+    entries = checkouts(repo)
+    if entries and os.path.realpath(entries[0].path) == os.path.realpath(path):
+        return GitPlace(common, path)
+    raise GitError(f"{path} is not a checkout of {repo}; nothing was changed there")
+
+
+def verify_worktree(place: GitPlace) -> None:
+    """Refuse (:class:`WorktreeChanged`, 409) a linked worktree whose ``.git`` file, or whose
+    admin folder's ``gitdir`` and ``commondir``, no longer say what git wrote when the app
+    made it: someone re-pointed it, and git would read another repository's config."""
+    dot_git = place.work_tree / ".git"
+    admin = place.git_dir
+    target = worktree_pointer(place.work_tree)
+    if target is None:
+        raise WorktreeChanged(
+            f"the worktree's .git was changed: {dot_git} is no longer the file that points "
+            f"to {admin}; the app runs no git in it"
+        )
+    if os.path.realpath(target) != os.path.realpath(admin):
+        raise WorktreeChanged(
+            f"the worktree's .git was changed: it points to {target} instead of {admin}; "
+            "the app runs no git in it"
+        )
+    back = _pointer(admin / "gitdir")
+    named = _resolve(admin, back) if back else None
+    if named is None or os.path.realpath(named) != os.path.realpath(dot_git):
+        raise WorktreeChanged(
+            f"the worktree's admin folder {admin} was changed: it names {named or 'nothing'} "
+            f"instead of {dot_git}; the app runs no git in it"
+        )
+    common = _pointer(admin / "commondir")
+    shared = _resolve(admin, common) if common else None
+    if shared is None or os.path.realpath(shared) != os.path.realpath(admin.parent.parent):
+        raise WorktreeChanged(
+            f"the worktree's admin folder {admin} was changed: its repository is "
+            f"{shared or 'missing'} instead of {admin.parent.parent}; the app runs no git in it"
+        )
+
+
+def _pointer(path: Path) -> str | None:
+    """The one line of a small pointer file git wrote; None when it is not such a file."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        with path.open("rb") as f:
+            raw = f.read(MAX_POINTER_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > MAX_POINTER_BYTES or b"\0" in raw:
+        return None
+    return raw.decode("utf-8", "surrogateescape").strip() or None
+
+
+def _resolve(base: Path, named: str) -> Path:
+    return Path(os.path.normpath(base / named))

@@ -24,6 +24,7 @@ from app.services.git.repo import (
     Checkout,
     GitError,
     branch_commit,
+    checkout_place,
     checkouts,
     common_dir,
     current_branch,
@@ -136,7 +137,7 @@ def create(
             if os.path.lexists(path) or branch_commit(top, branch) is not None:
                 continue  # taken by someone else between the check and the add
             raise GitError(f"making a worktree of {top} failed: {made.stderr}", stderr=made.stderr)
-        start = branch_commit(path, branch)
+        start = branch_commit(top, branch)
         assert start is not None  # the branch was just made
         copied, skipped = _copy_ignored(top, path, copy)
         return Worktree(path, branch, base, start, tuple(copied), tuple(skipped))
@@ -282,7 +283,8 @@ def remove(
             raise GitError(f"{path} is locked (git worktree unlock to allow it); left alone")
     has_branch = branch_commit(top, worktree.branch) is not None
     if not confirm:
-        dirty = uncommitted(path) if found is not None and path.is_dir() else []
+        here = checkout_place(top, path) if found is not None and path.is_dir() else None
+        dirty = uncommitted(here) if here is not None else []
         unmerged = _unmerged(top, worktree) if has_branch else 0
         if dirty or unmerged:
             raise UnsafeToDiscard(

@@ -17,12 +17,12 @@ Files changed by shell commands are not seen (only the tool calls are).
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from app.services.git.repo import GitError, GitPlace, run
 from app.services.permissions.preview import MAX_FILE_BYTES, unified_diff
 from app.services.store.eventlog import EventLog
 
@@ -151,21 +151,34 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _git_head(cwd: Path, path: Path) -> str | None:
-    """The file as the repository's HEAD has it (None: no repository, or not tracked)."""
+def _git_head(cwd: Path, path: Path, place: GitPlace | None) -> str | None:
+    """The file as the repository's HEAD has it (None: no repository, or not tracked);
+    read from the session's recorded git dir when it has one."""
+    where: Path | GitPlace = cwd
+    name = f"./{path.relative_to(cwd)}" if path.is_relative_to(cwd) else None
+    if place is not None:
+        where = place
+        real, top = Path(os.path.realpath(path)), Path(os.path.realpath(place.work_tree))
+        name = real.relative_to(top).as_posix() if real.is_relative_to(top) else None
+    if name is None:
+        return None
     try:
-        done = subprocess.run(
-            ["git", "-C", str(cwd), "show", f"HEAD:./{path.relative_to(cwd)}"],
-            capture_output=True,
+        # cat-file gives the stored bytes: no textconv, no filter.
+        done = run(
+            ["cat-file", "blob", f"HEAD:{name}"],
+            cwd=where,
+            what=f"reading {name} at HEAD",
+            ok=(0, 1, 128),
             timeout=GIT_TIMEOUT_S,
-            check=False,
         )
-    except (OSError, ValueError, subprocess.TimeoutExpired):
+    except GitError:
         return None
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
 
-def _before(cwd: Path, path: Path, steps: list[_Step], now: str | None) -> str | None:
+def _before(
+    cwd: Path, path: Path, steps: list[_Step], now: str | None, place: GitPlace | None
+) -> str | None:
     """The file's text before the session's first change to it, where it can be known."""
     if steps[0].created:
         return ""
@@ -175,13 +188,13 @@ def _before(cwd: Path, path: Path, steps: list[_Step], now: str | None) -> str |
             text = _undo(text, step) if text is not None else None
         if text is not None:
             return text
-    return _git_head(cwd, path)
+    return _git_head(cwd, path, place)
 
 
-def _one_file(cwd: Path, path: Path, steps: list[_Step]) -> FileChange:
+def _one_file(cwd: Path, path: Path, steps: list[_Step], place: GitPlace | None) -> FileChange:
     shown = str(path.relative_to(cwd)) if path.is_relative_to(cwd) else str(path)
     now = _read(path)
-    before = _before(cwd, path, steps, now)
+    before = _before(cwd, path, steps, now, place)
     # Replaying the session's steps on the text before must give the file as it is now;
     # otherwise something else changed it since (or it is gone).
     after: str | None = before
@@ -225,17 +238,22 @@ def _step_diff(step: _Step, shown: str) -> str:
     return "".join(unified_diff(old, new, shown) for old, new, _ in step.replacements)
 
 
-def session_changes(events: list[dict[str, Any]], cwd: str) -> list[FileChange]:
-    """Every file the session's tools changed, in the order they were first changed."""
+def session_changes(
+    events: list[dict[str, Any]], cwd: str, place: GitPlace | None = None
+) -> list[FileChange]:
+    """Every file the session's tools changed, in the order they were first changed;
+    ``place`` is the session's recorded git dir, where HEAD's text is read from."""
     root = Path(cwd)
-    return [_one_file(root, path, steps) for path, steps in _steps(events, root).items()]
+    return [_one_file(root, path, steps, place) for path, steps in _steps(events, root).items()]
 
 
-def changes_of(events: EventLog, session_id: str, cwd: str) -> list[FileChange]:
+def changes_of(
+    events: EventLog, session_id: str, cwd: str, place: GitPlace | None = None
+) -> list[FileChange]:
     """``session_changes`` over the stored calls, results and rewinds of one session."""
     found = [
         e
         for kind in ("tool_call", "tool_result", "rewind")
         for e in events.list(session_id, kind=kind)
     ]
-    return session_changes(sorted(found, key=lambda e: int(e["seq"])), cwd)
+    return session_changes(sorted(found, key=lambda e: int(e["seq"])), cwd, place)

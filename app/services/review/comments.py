@@ -32,6 +32,7 @@ from app.errors import ConflictError, NotFoundError, ValidationFailed
 from app.services.permissions.preview import MAX_FILE_BYTES
 from app.services.review.session_changes import session_changes
 from app.services.sessions.manager import SessionManager
+from app.services.sessions.workspace import git_place_of
 from app.services.store import store
 from app.services.store.eventlog import EventLog
 
@@ -86,7 +87,7 @@ def diff_texts(engine: Engine, events: EventLog, chat: ChatSession) -> tuple[str
 
     Blocks on the disk (and git): call it from a worker thread."""
     cwd = store.session_profile(engine, chat).cwd
-    found = session_changes(events, chat, cwd)
+    found = session_changes(events, chat, cwd, git_place_of(engine, chat))
     return found.root, {f.path: f.diff for f in found.files}
 
 

@@ -36,7 +36,7 @@ from typing import Any, Literal
 from app.db.models import ChatSession
 from app.services.git import changes as git_changes
 from app.services.git.merge import merge_base
-from app.services.git.repo import GitError, repo_root, run, text
+from app.services.git.repo import GitError, GitPlace, NotARepository, run, text
 from app.services.review import changes as tool_changes
 from app.services.sessions.closed import CLOSED_KIND, closed_of
 from app.services.store.eventlog import EventLog
@@ -86,24 +86,29 @@ class SessionChanges:
     merge_base: bool = False
 
 
-def session_changes(events: EventLog, chat: ChatSession, cwd: str) -> SessionChanges:
-    """The session's changes; ``cwd`` is where it works (its worktree, if it has one).
+def session_changes(
+    events: EventLog, chat: ChatSession, cwd: str, place: GitPlace | None
+) -> SessionChanges:
+    """The session's changes; ``cwd`` is where it works (its worktree, if it has one),
+    ``place`` the git dir and work tree recorded for it (None outside git).
 
     Blocking (git and file reads): call it from a worker thread."""
-    tools = tool_changes.changes_of(events, chat.id, cwd)
+    tools = tool_changes.changes_of(events, chat.id, cwd, place)
     base = chat.worktree_base_commit if chat.worktree_path else chat.snapshot_tree
     if not base:
-        return _from_tools(tools, cwd, note=_no_base(cwd))
+        return _from_tools(tools, cwd, note=_no_base() if place is not None else None)
     source: Source = "git" if chat.worktree_path else "snapshot"
     # Resolved both: git names the top with symlinks resolved, the profile may not.
     here = Path(cwd).resolve()
     met: str | None = None
     try:
-        top = repo_root(cwd).resolve()
+        if place is None:
+            raise NotARepository(f"{cwd} is not in a git repository", reason="not_a_repository")
+        top = place.work_tree.resolve()
         if source == "git":
-            met = _merge_base(top, chat)
-        found = git_changes.diff(top, met or base)
-        unlisted = _unlisted(top, here, tools, {f.path for f in found})
+            met = _merge_base(place, chat)
+        found = git_changes.diff(place, met or base)
+        unlisted = _unlisted(place, top, here, tools, {f.path for f in found})
     except GitError as exc:
         return _from_tools(tools, cwd, note=_why_not(source, exc))
     own = {_absolute(here, f.path): f for f in tools}
@@ -122,10 +127,10 @@ def session_changes(events: EventLog, chat: ChatSession, cwd: str) -> SessionCha
     )
 
 
-def _merge_base(top: Path, chat: ChatSession) -> str | None:
+def _merge_base(place: GitPlace, chat: ChatSession) -> str | None:
     if not (chat.worktree_branch and chat.worktree_base):
         return None
-    return merge_base(top, chat.worktree_branch, chat.worktree_base)
+    return merge_base(place, chat.worktree_branch, chat.worktree_base)
 
 
 def _no_merge_base(target: str | None) -> str:
@@ -172,12 +177,8 @@ def _from_tools(
     return SessionChanges("tools", None, cwd, [_from_tool(f) for f in tools], note)
 
 
-def _no_base(cwd: str) -> str | None:
-    """Why a session in a git folder has nothing to compare with (None outside git)."""
-    try:
-        repo_root(cwd)
-    except GitError:
-        return None
+def _no_base() -> str:
+    """Why a session in a git folder has nothing to compare with."""
     return (
         "The folder is in a git repository, but no record of it was taken when this "
         "session started, so this shows only what its tools wrote; shell commands' "
@@ -223,7 +224,11 @@ def _absolute(cwd: Path, path: str) -> Path:
 
 
 def _unlisted(
-    top: Path, cwd: Path, tools: list[tool_changes.FileChange], listed: set[str]
+    place: GitPlace,
+    top: Path,
+    cwd: Path,
+    tools: list[tool_changes.FileChange],
+    listed: set[str],
 ) -> list[ChangedFile]:
     """Files the tools wrote that git's diff cannot show: ignored ones, and ones outside
     the repository (an agent in a worktree writing into the user's checkout, say); named
@@ -239,7 +244,7 @@ def _unlisted(
     if inside:
         ignored = run(
             ["check-ignore", "--no-index", "-z", "--stdin"],
-            cwd=top,
+            cwd=place,
             what="finding the ignored files the session wrote",
             input="".join(f"{p}\0" for p in inside).encode(),
             ok=(0, 1),

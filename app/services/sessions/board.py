@@ -32,6 +32,7 @@ from app.services.git.merge import ahead_behind, is_merged, merge_base
 from app.services.git.repo import GitError, uncommitted
 from app.services.sessions.context import gauges
 from app.services.sessions.schedule import pending_by_session
+from app.services.sessions.workspace import git_place, repository_place
 from app.services.store.eventlog import EventLog
 
 __all__ = ["BoardCard", "GitCache", "GitView", "PendingView", "board"]
@@ -129,12 +130,17 @@ def signature(worktree: Path, branch: str, base: str) -> Signature | None:
     )
 
 
-def read_git(worktree: Path, branch: str, base: str, base_commit: str) -> GitView:
-    """Ask git (blocking: call from a worker thread)."""
+def read_git(
+    chat: ChatSession, profile: Profile, branch: str, base: str, base_commit: str
+) -> GitView:
+    """Ask git, on the git dir the session recorded (blocking: call from a worker thread)."""
     try:
-        ahead, behind = ahead_behind(worktree, branch, base)
+        worktree = git_place(chat, profile)
+        assert worktree is not None  # a worktree session always has one
+        repo = repository_place(worktree, profile)
+        ahead, behind = ahead_behind(repo, branch, base)
         # Nothing ahead means the branch is inside its base already.
-        merged = ahead == 0 or is_merged(worktree, branch, base)
+        merged = ahead == 0 or is_merged(repo, branch, base)
         dirty = bool(uncommitted(worktree))
         # Only the count is wanted: no diff text is kept. Counted as the Changes tab
         # lists them: from where the branch and its base meet, once either moved.
@@ -179,9 +185,11 @@ class GitCache:
             self._slots[loop] = asyncio.Semaphore(self._limit)
         return self._slots[loop]
 
-    async def view(self, chat: ChatSession, hint: int) -> GitView | None:
+    async def view(self, chat: ChatSession, hint: int, profile: Profile | None) -> GitView | None:
         """The worktree's state; None when the session has no worktree (any more)."""
         if not (chat.worktree_path and chat.worktree_branch and chat.worktree_base):
+            return None
+        if profile is None:
             return None
         path = Path(chat.worktree_path)
         branch, base = chat.worktree_branch, chat.worktree_base
@@ -196,7 +204,7 @@ class GitCache:
             if got is not None:
                 return got
             view = await asyncio.to_thread(
-                read_git, path, branch, base, chat.worktree_base_commit or base
+                read_git, chat, profile, branch, base, chat.worktree_base_commit or base
             )
             self.reads += 1
         with self._lock:
@@ -289,7 +297,9 @@ async def board(engine: Engine, events: EventLog, cache: GitCache = CACHE) -> li
     seqs = _newest_seqs(engine, ids)
     context = gauges(engine, ids)
     profiles = _profiles(engine, {c.profile_id for c in chats})
-    views = await asyncio.gather(*(cache.view(c, seqs.get(c.id, 0)) for c in chats))
+    views = await asyncio.gather(
+        *(cache.view(c, seqs.get(c.id, 0), profiles.get(c.profile_id)) for c in chats)
+    )
     cache.forget_except(ids)
     cards: list[BoardCard] = []
     for chat, view in zip(chats, views, strict=True):

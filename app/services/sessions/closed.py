@@ -18,7 +18,8 @@ from sqlalchemy.engine import Engine
 from app.db.models import ChatSession, utcnow
 from app.errors import ConflictError
 from app.services.git import changes as git_changes
-from app.services.git.repo import GitError, repo_root
+from app.services.git.repo import GitError
+from app.services.sessions.workspace import git_place
 from app.services.store import store
 from app.services.store.eventlog import EventLog
 
@@ -101,7 +102,7 @@ def mark_closed(
     )
 
 
-def kept_changes(chat: ChatSession) -> dict[str, Any]:
+def kept_changes(engine: Engine, chat: ChatSession) -> dict[str, Any]:
     """What the session's worktree holds, to keep as it goes (blocking: git): every file
     between the commit it left its base at and the worktree now, as the Changes tab's git
     view reads them. Diffs beyond ``DIFF_BUDGET`` in all are cut (their files stay listed);
@@ -109,8 +110,13 @@ def kept_changes(chat: ChatSession) -> dict[str, Any]:
     if not (chat.worktree_path and chat.worktree_base_commit):
         return {"files": []}
     try:
-        top = repo_root(chat.worktree_path)
-        found = git_changes.diff(top, chat.worktree_base_commit, max_total_bytes=DIFF_BUDGET)
+        # Through the git dir recorded for the worktree, checked first: never a .git the
+        # agent re-pointed.
+        place = git_place(chat, store.session_profile(engine, chat))
+        if place is None:
+            return {"files": [], "note": "Its changes could not be read as it went."}
+        top = place.work_tree
+        found = git_changes.diff(place, chat.worktree_base_commit, max_total_bytes=DIFF_BUDGET)
     except GitError as exc:
         return {"files": [], "note": f"Its changes could not be read as it went: {exc.message}"}
     files = [{**asdict(f), "changed_outside": False, "steps": 0} for f in found]

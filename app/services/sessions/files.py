@@ -22,13 +22,13 @@ import hashlib
 import logging
 import os
 import re
-import shutil
-import subprocess
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from app.services.git.repo import GitError, GitPlace, run
 
 log = logging.getLogger(__name__)
 
@@ -221,12 +221,19 @@ def _rank(path: str, q: str) -> tuple[int, int, int]:
     return (tier, low.count("/"), len(low))
 
 
-def list_folder(root: Path, previous: FileList | None = None) -> FileList:
-    """The folder's files as git sees them, or by a bounded walk outside git; ``previous``
-    is kept (as new) when nothing changed, which saves sorting and joining it again."""
+# A folder and the git dir and work tree recorded for it (None outside git).
+Folder = tuple[Path, GitPlace | None]
+
+
+def list_folder(
+    root: Path, previous: FileList | None = None, place: GitPlace | None = None
+) -> FileList:
+    """The folder's files as git sees them (through ``place``, the session's recorded git
+    dir), or by a bounded walk outside git; ``previous`` is kept (as new) when nothing
+    changed, which saves sorting and joining it again."""
     started = time.monotonic()
     # A refresh runs beside the user's own work: git gets a lower priority then.
-    paths = _git_files(root, nice=previous is not None)
+    paths = _git_files(root, place, nice=previous is not None) if place is not None else None
     source = "git" if paths is not None else "walk"
     truncated = False
     if paths is None:
@@ -240,27 +247,31 @@ def list_folder(root: Path, previous: FileList | None = None) -> FileList:
     return FileList.build(paths, source, truncated, digest, took)
 
 
-def _git_files(root: Path, *, nice: bool = False) -> list[str] | None:
-    """Tracked plus untracked-not-ignored files under ``root``; None outside a repository."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    try:
-        done = subprocess.run(
-            (["nice", "-n", "10"] if nice and shutil.which("nice") else [])
-            + ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others"]
-            + ["--exclude-standard", "--deduplicate"],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+def _git_files(root: Path, place: GitPlace, *, nice: bool = False) -> list[str] | None:
+    """Tracked plus untracked-not-ignored files under ``root`` (relative to it), from the
+    recorded git dir; None when git cannot list them."""
+    top = Path(os.path.realpath(place.work_tree))
+    here = Path(os.path.realpath(root))
+    if not here.is_relative_to(top):
         return None
-    if done.returncode != 0:
+    try:
+        done = run(
+            ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate"],
+            cwd=place,
+            what=f"listing the files of {root}",
+            timeout=GIT_TIMEOUT_S,
+            nice=nice,
+        )
+    except GitError:
         return None
     text = done.stdout.decode("utf-8", errors="surrogateescape")
+    prefix = "" if here == top else here.relative_to(top).as_posix() + "/"
     # Paths git cannot give as text (invalid UTF-8) could not be typed or sent anyway.
-    return [p for p in text.split("\0") if p and _printable(p)]
+    return [
+        p.removeprefix(prefix)
+        for p in text.split("\0")
+        if p and p.startswith(prefix) and _printable(p)
+    ]
 
 
 def _walk(root: Path) -> tuple[list[str], bool]:
@@ -290,12 +301,12 @@ class FolderFiles:
 
     def __init__(self, refresh_after: float = REFRESH_AFTER_S) -> None:
         self.refresh_after = refresh_after
-        self._lists: OrderedDict[Path, FileList] = OrderedDict()
-        self._refreshing: set[Path] = set()
+        self._lists: OrderedDict[Folder, FileList] = OrderedDict()
+        self._refreshing: set[Folder] = set()
         self._lock = threading.Lock()
-        self._build_locks: dict[Path, threading.Lock] = {}
+        self._build_locks: dict[Folder, threading.Lock] = {}
 
-    def cached(self, root: Path) -> FileList | None:
+    def cached(self, root: Folder) -> FileList | None:
         """The kept list, starting a background refresh when it is old."""
         with self._lock:
             found = self._lists.get(root)
@@ -311,7 +322,7 @@ class FolderFiles:
                 threading.Thread(target=self._refresh, args=(root,), daemon=True).start()
         return found
 
-    def build(self, root: Path) -> FileList:
+    def build(self, root: Folder) -> FileList:
         """List ``root`` now (blocking: call it off the event loop); one build per folder."""
         with self._lock:
             build_lock = self._build_locks.setdefault(root, threading.Lock())
@@ -320,20 +331,20 @@ class FolderFiles:
                 found = self._lists.get(root)
             if found is not None:
                 return found
-            return self._store(root, list_folder(root))
+            return self._store(root, list_folder(root[0], place=root[1]))
 
-    def _refresh(self, root: Path) -> None:
+    def _refresh(self, root: Folder) -> None:
         try:
             with self._lock:
                 previous = self._lists.get(root)
-            self._store(root, list_folder(root, previous))
+            self._store(root, list_folder(root[0], previous, root[1]))
         except OSError:
             log.warning("could not list %s again", root, exc_info=True)
         finally:
             with self._lock:
                 self._refreshing.discard(root)
 
-    def _store(self, root: Path, files: FileList) -> FileList:
+    def _store(self, root: Folder, files: FileList) -> FileList:
         with self._lock:
             self._lists[root] = files
             self._lists.move_to_end(root)
@@ -347,23 +358,26 @@ class FolderFiles:
 FOLDER_FILES = FolderFiles()
 
 
-async def find(root: Path, query: str, limit: int = MAX_RESULTS) -> tuple[list[str], FileList]:
-    """The paths under ``root`` that match ``query``, and the list they came from."""
-    files = FOLDER_FILES.cached(root)
+async def find(
+    root: Path, place: GitPlace | None, query: str, limit: int = MAX_RESULTS
+) -> tuple[list[str], FileList]:
+    """The paths under ``root`` that match ``query``, and the list they came from;
+    ``place`` is the session's recorded git dir and work tree (None outside git)."""
+    files = FOLDER_FILES.cached((root, place))
     if files is None:
-        files = await asyncio.to_thread(FOLDER_FILES.build, root)
+        files = await asyncio.to_thread(FOLDER_FILES.build, (root, place))
     # Off the loop: between matches the thread lets the other sessions' streams run.
     found = await asyncio.to_thread(files.search, query, limit)
     return found, files
 
 
-def warm(root: Path) -> None:
+def warm(root: Path, place: GitPlace | None) -> None:
     """Start listing ``root`` in the background, so the first ``@`` finds it ready."""
-    if FOLDER_FILES.cached(root) is None:
-        threading.Thread(target=_build_quietly, args=(root,), daemon=True).start()
+    if FOLDER_FILES.cached((root, place)) is None:
+        threading.Thread(target=_build_quietly, args=((root, place),), daemon=True).start()
 
 
-def _build_quietly(root: Path) -> None:
+def _build_quietly(root: Folder) -> None:
     try:
         FOLDER_FILES.build(root)
     except OSError:

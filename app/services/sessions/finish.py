@@ -20,10 +20,10 @@ from app.errors import AppError, ConflictError
 from app.services.git import merge as git_merge
 from app.services.git import worktrees
 from app.services.git.merge import Strategy
-from app.services.git.repo import branch_commit, repo_root, uncommitted
+from app.services.git.repo import GitError, GitPlace, branch_commit, uncommitted
 from app.services.sessions.closed import SessionClosed, closed_of, kept_changes, mark_closed
 from app.services.sessions.manager import SessionManager
-from app.services.sessions.workspace import worktrees_root
+from app.services.sessions.workspace import git_place, repository_place, worktrees_root
 from app.services.store import store
 from app.services.store.eventlog import EventLog
 from app.settings import Settings
@@ -38,6 +38,7 @@ __all__ = [
     "forget_worktree",
     "info",
     "merge",
+    "places",
     "repository",
     "resolve_message",
     "suggested_message",
@@ -96,6 +97,19 @@ def repository(engine: Engine, chat: ChatSession) -> str:
     return store.get_profile(engine, chat.profile_id).cwd
 
 
+def places(engine: Engine, chat: ChatSession) -> tuple[GitPlace, GitPlace]:
+    """(the session's worktree, its repository) as recorded, the worktree checked to
+    still point where the app made it (blocking).
+
+    Raises:
+        WorktreeChanged: (409) its ``.git`` was re-pointed; no git was run in it.
+    """
+    profile = store.get_profile(engine, chat.profile_id)
+    worktree = git_place(chat, profile)
+    assert worktree is not None  # a worktree session always has one
+    return worktree, repository_place(worktree, profile)
+
+
 def suggested_message(events: EventLog, chat: ChatSession) -> str:
     """The session's title as the subject, the first lines of its last answer as the body."""
     subject = " ".join((chat.title or "").split()) or "Work from an Angelia session"
@@ -118,7 +132,7 @@ def suggested_message(events: EventLog, chat: ChatSession) -> str:
 def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
     """Where the session's branch stands against its base (blocking)."""
     made = worktree_of(chat)
-    top = repo_root(repository(engine, chat))
+    place, top = places(engine, chat)
     base_exists = branch_commit(top, made.base) is not None
     ahead = behind = 0
     merged = False
@@ -126,7 +140,7 @@ def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
     if base_exists and tip is not None:
         ahead, behind = git_merge.ahead_behind(top, made.branch, made.base)
         merged = ahead == 0 or git_merge.is_merged(top, made.branch, made.base)
-    dirty = uncommitted(made.path) if made.path.is_dir() else []
+    dirty = uncommitted(place) if made.path.is_dir() else []
     return WorktreeInfo(
         path=str(made.path),
         branch=made.branch,
@@ -150,11 +164,18 @@ def refuse_if_busy(manager: SessionManager, chat: ChatSession, doing: str) -> No
         )
 
 
-async def commit(manager: SessionManager, chat: ChatSession, message: str) -> str:
-    """Commit everything in the session's worktree; the new commit."""
+async def commit(engine: Engine, manager: SessionManager, chat: ChatSession, message: str) -> str:
+    """Commit everything in the session's worktree onto its own branch; the new commit.
+
+    Only that branch moves (compare-and-swap), through the git dir recorded for the
+    worktree: never another checkout's branch or the user's index.
+    """
     made = worktree_of(chat)
     refuse_if_busy(manager, chat, "commit")
-    return await asyncio.to_thread(git_merge.commit, made.path, message)
+    if not made.branch.startswith(worktrees.BRANCH_PREFIX):
+        raise GitError(f"{made.branch} is not a session branch; nothing was committed")
+    place, _ = await asyncio.to_thread(places, engine, chat)
+    return await asyncio.to_thread(git_merge.commit, place, message, branch=made.branch)
 
 
 async def merge(
@@ -169,7 +190,7 @@ async def merge(
     """
     made = worktree_of(chat)
     refuse_if_busy(manager, chat, "merge")
-    top = await asyncio.to_thread(repo_root, repository(engine, chat))
+    _, top = await asyncio.to_thread(places, engine, chat)
     return await asyncio.to_thread(git_merge.merge, top, made.branch, made.base, strategy)
 
 
@@ -187,7 +208,7 @@ def resolve_message(branch: str, base: str, files: list[str]) -> str:
 async def ask_to_resolve(engine: Engine, manager: SessionManager, chat: ChatSession) -> list[str]:
     """Send the session's agent the files that conflict and what to do; those files."""
     made = worktree_of(chat)
-    top = await asyncio.to_thread(repo_root, repository(engine, chat))
+    _, top = await asyncio.to_thread(places, engine, chat)
     files = await asyncio.to_thread(git_merge.conflicts, top, made.branch, made.base)
     if not files:
         raise ConflictError(
@@ -222,7 +243,7 @@ async def discard(
     # refusal below only means it starts again (resuming) with the next message.
     await manager.stop_brain(chat.id)
     # Read before the folder and branch go: the Changes tab shows them afterwards.
-    kept = await asyncio.to_thread(kept_changes, chat)
+    kept = await asyncio.to_thread(kept_changes, engine, chat)
     root = worktrees_root(data_dir)
     await asyncio.to_thread(worktrees.remove, repository(engine, chat), root, made, confirm=confirm)
     mark_closed(engine, manager.events, chat.id, "discarded", kept)

@@ -75,7 +75,8 @@ def _sessions(engine: Engine) -> list[tuple[ChatSession, str]]:
 def listing(engine: Engine, data_dir: Path) -> list[Listed]:
     """Every folder under the worktrees root with its state, size and session (blocking)."""
     sessions = {os.path.realpath(c.worktree_path or ""): c for c, _ in _sessions(engine)}
-    found = inventory.list_worktrees(data_dir / WORKTREES_DIR, sessions)
+    recorded = {path: c.git_dir for path, c in sessions.items()}
+    found = inventory.list_worktrees(data_dir / WORKTREES_DIR, recorded)
     listed = []
     for s in found:
         chat = sessions.get(os.path.realpath(s.path))
@@ -107,7 +108,7 @@ def clean_up(engine: Engine, events: EventLog, data_dir: Path, busy: Iterable[st
             base=s.base or (chat.worktree_base if chat else None) or "",
             base_commit=(chat.worktree_base_commit if chat else None) or "",
         )
-        kept = kept_changes(chat) if chat is not None else {}
+        kept = kept_changes(engine, chat) if chat is not None else {}
         try:
             # Orphans go even with work in them: no session is left to merge it from.
             worktrees.remove(s.repo, root, made, confirm=item.state.orphaned)

@@ -4,6 +4,11 @@ A session in a worktree runs its agent, its folder rules and its Changes view in
 worktree (under ``<data dir>/worktrees``, never inside the repository), so two sessions
 of one repository never write the same files. A session without one, in a git folder,
 keeps a snapshot of the folder's tree as it started, which its changes are read against.
+
+Either way the session records the git dir and work tree it started with, and the app's
+own git only ever runs on those (:func:`git_place`): an agent that re-points the
+worktree's ``.git`` file at another repository, or writes a ``.git`` of its own, cannot
+make the Changes view, a commit or a merge read or write anything else.
 The git work is blocking: callers run these functions in a worker thread.
 """
 
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,13 +29,25 @@ from app.db.models import ChatSession, Profile, new_id
 from app.errors import ValidationFailed
 from app.services.git import worktrees
 from app.services.git.changes import snapshot
-from app.services.git.repo import GitError, NotARepository, repo_root
+from app.services.git.repo import (
+    GitError,
+    GitPlace,
+    NotARepository,
+    common_dir,
+    git_dir,
+    repo_root,
+    verify_worktree,
+    worktree_admin_dir,
+)
 from app.services.store import store
 
 __all__ = [
     "Workspace",
     "close_workspace",
     "create_session",
+    "git_place",
+    "git_place_of",
+    "repository_place",
     "open_workspace",
     "worktree_repository",
     "worktrees_root",
@@ -47,6 +65,8 @@ class Workspace:
     worktree_base: str | None = None
     worktree_base_commit: str | None = None
     snapshot_tree: str | None = None
+    git_dir: str | None = None
+    git_work_tree: str | None = None
 
 
 async def create_session(
@@ -113,19 +133,79 @@ def open_workspace(
     if not wanted:
         if base is not None:
             raise ValidationFailed("base", "a base branch only applies to a session in a worktree")
-        return Workspace(snapshot_tree=_snapshot_or_none(profile.cwd))
+        return _plain_workspace(profile.cwd)
     top = worktree_repository(profile, "A session can only get a worktree of a git repository")
     made = worktrees.create(
         top, worktrees_root(data_dir), slug, base=base, copy=profile.worktree_copy
     )
     for path, why in made.skipped:
         log.info("not copied into %s: %s (%s)", made.path, path, why)
+    # Just made by git, before any agent ran in it: its admin folder is the one to keep.
+    admin = worktree_admin_dir(Path(os.path.realpath(common_dir(top))), made.path)
     return Workspace(
         worktree_path=str(made.path),
         worktree_branch=made.branch,
         worktree_base=made.base,
         worktree_base_commit=made.base_commit,
+        git_dir=str(admin) if admin is not None else None,
+        git_work_tree=str(made.path),
     )
+
+
+def git_place(chat: ChatSession, profile: Profile) -> GitPlace | None:
+    """Where the app's git runs for the session's folder: the git dir and work tree it
+    recorded; None outside git. Blocking.
+
+    A worktree is checked first: its ``.git`` file and its admin folder must still point
+    at each other as git made them.
+
+    Raises:
+        WorktreeChanged: (409) the worktree's ``.git`` was re-pointed; nothing was run.
+        NotARepository: the session is in a worktree whose repository cannot be found.
+    """
+    if chat.worktree_path:
+        path = Path(chat.worktree_path)
+        admin = chat.git_dir or _admin_of_older_session(profile, path)
+        place = GitPlace(Path(admin), Path(chat.git_work_tree or path))
+        if os.path.lexists(path):  # a folder deleted by hand has nothing to run git in
+            verify_worktree(place)
+        return place
+    if chat.git_dir and chat.git_work_tree:
+        return GitPlace(Path(chat.git_dir), Path(chat.git_work_tree))
+    # A session from before the app recorded its git dir: found as git finds it.
+    try:
+        top = repo_root(profile.cwd)
+    except NotARepository:
+        return None
+    return GitPlace(git_dir(top), top)
+
+
+def git_place_of(engine: Engine, chat: ChatSession) -> GitPlace | None:
+    """:func:`git_place` of a stored session, with its profile read from the store."""
+    return git_place(chat, store.get_profile(engine, chat.profile_id))
+
+
+def repository_place(worktree: GitPlace, profile: Profile) -> GitPlace:
+    """The repository a worktree session's branch lives in (refs, merges): the one its
+    recorded admin folder belongs to, with the profile's folder's checkout as work tree."""
+    return GitPlace(worktree.git_dir.parent.parent, repo_root(profile.cwd))
+
+
+def _admin_of_older_session(profile: Profile, path: Path) -> str:
+    """The admin folder of a worktree made before the app recorded it: the one in the
+    profile's repository whose back-pointer names the worktree."""
+    top = repo_root(profile.cwd)
+    common = Path(os.path.realpath(common_dir(top)))
+    admin = worktree_admin_dir(common, path)
+    if admin is None and not os.path.lexists(path):
+        # Deleted by hand and pruned: no git runs in it, only its repository is needed.
+        return str(common / "worktrees" / path.name)
+    if admin is None:
+        raise NotARepository(
+            f"{path} is not a worktree of {top} any more; the app runs no git in it",
+            reason="not_a_repository",
+        )
+    return str(admin)
 
 
 def worktree_repository(profile: Profile, why: str) -> Path:
@@ -155,14 +235,33 @@ def close_workspace(chat: ChatSession, profile: Profile, data_dir: Path) -> None
         worktrees.remove(profile.cwd, worktrees_root(data_dir), made, confirm=True)
 
 
-def _snapshot_or_none(folder: str) -> str | None:
-    """The folder's tree now, or None outside git (its changes then come from the tools)."""
+def _plain_workspace(folder: str) -> Workspace:
+    """A session in the profile's folder: its repository's git dir and top as they are
+    now, and the tree it starts from; nothing outside git (its changes then come from
+    the tools)."""
     try:
-        return snapshot(folder)
+        top = repo_root(folder)
+        place = GitPlace(git_dir(top), top)
+    except NotARepository:
+        return Workspace()
+    except GitError as exc:
+        log.warning("no snapshot of %s: %s", folder, exc.message)
+        return Workspace()
+    return Workspace(
+        snapshot_tree=_snapshot_or_none(place),
+        git_dir=str(place.git_dir),
+        git_work_tree=str(place.work_tree),
+    )
+
+
+def _snapshot_or_none(place: GitPlace) -> str | None:
+    """The folder's tree now, or None when git cannot read it."""
+    try:
+        return snapshot(place)
     except NotARepository:
         return None
     except GitError as exc:
         # A repository git cannot read right now (a lock, a broken object): the session
         # still starts, its Changes view falls back to what its tools did.
-        log.warning("no snapshot of %s: %s", folder, exc.message)
+        log.warning("no snapshot of %s: %s", place, exc.message)
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 from app.errors import ConflictError
 from app.services.sessions import files
 from app.services.sessions.closed import refuse_if_closed
+from app.services.sessions.workspace import git_place_of
 from app.services.store import store
 from app.web.deps import SessionIdDep, StateDep
 
@@ -46,7 +48,9 @@ async def session_files(
     root = Path(store.session_profile(state.engine, chat).cwd)
     if not root.is_dir():
         raise ConflictError(f"The session's folder {root} does not exist any more.")
-    found, listed = await files.find(root, q, limit)
+    # Refused (409) when the worktree's .git no longer points where the app made it.
+    place = await asyncio.to_thread(git_place_of, state.engine, chat)
+    found, listed = await files.find(root, place, q, limit)
     return FilesPublic(
         files=found, source=listed.source, total=len(listed.paths), truncated=listed.truncated
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
 from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
+from app.services.git.repo import GitError
 from app.services.profiles import firstrun
 from app.services.review import lineage
 from app.services.sessions import files, workspace
@@ -179,8 +181,11 @@ async def session_page(
     follow = await follow_state(state, chat, profile.cwd)
     closed = closed_of(chat)
     if closed is None and Path(profile.cwd).is_dir():
-        # So that the composer's first "@" finds the folder already listed.
-        files.warm(Path(profile.cwd))
+        # So that the composer's first "@" finds the folder already listed (not when
+        # the worktree's .git was re-pointed: the mention list then says why).
+        with contextlib.suppress(GitError):
+            place = await asyncio.to_thread(workspace.git_place_of, state.engine, chat)
+            files.warm(Path(profile.cwd), place)
     latest = state.events.last_seq(session_id)
     if around is not None and around <= latest - PAGE_EVENTS:
         # A link to an event older than the tail (a search hit) opens on the events

@@ -17,6 +17,7 @@ from app.schemas import SessionPublic
 from app.services.review import export_import, exporter
 from app.services.review import session_changes as session_changes_service
 from app.services.sessions.closed import closed_of
+from app.services.sessions.workspace import git_place_of
 from app.services.store import store
 from app.services.transcripts import importer, terminal
 from app.services.transcripts.importer import ClaudeImportReport
@@ -172,8 +173,9 @@ async def session_changes(session_id: str, state: StateDep) -> dict[str, Any]:
         kept = session_changes_service.recorded_changes(state.events, chat)
         return {"session_id": session_id, "cwd": kept.root, **asdict(kept)}
     cwd = store.session_profile(state.engine, chat).cwd
+    place = await asyncio.to_thread(git_place_of, state.engine, chat)
     found = await asyncio.to_thread(
-        session_changes_service.session_changes, state.events, chat, cwd
+        session_changes_service.session_changes, state.events, chat, cwd, place
     )
     return {"session_id": session_id, "cwd": cwd, **asdict(found)}
 

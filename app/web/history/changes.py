@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 
 from app.services.review.session_changes import recorded_changes, session_changes
 from app.services.sessions.closed import closed_of
+from app.services.sessions.workspace import git_place_of
 from app.services.store import store
 from app.web.context import base_context
 from app.web.deps import StateDep
@@ -35,7 +36,8 @@ async def changes_page(
         # Its worktree and branch are gone: what they held as they went, never the checkout.
         found = recorded_changes(state.events, chat)
     else:
-        found = await asyncio.to_thread(session_changes, state.events, chat, profile.cwd)
+        place = await asyncio.to_thread(git_place_of, state.engine, chat)
+        found = await asyncio.to_thread(session_changes, state.events, chat, profile.cwd, place)
     files = found.files
     context = base_context(request, state) | {
         "session": chat,

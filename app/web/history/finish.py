@@ -94,7 +94,7 @@ async def get_worktree(session_id: str, state: StateDep) -> dict[str, Any]:
 async def commit(session_id: str, body: CommitIn, state: StateDep) -> dict[str, Any]:
     """Commit everything in the session's worktree with ``message``."""
     chat = store.get_session(state.engine, session_id)
-    made = await finish.commit(state.manager, chat, body.message)
+    made = await finish.commit(state.engine, state.manager, chat, body.message)
     return {"commit": made, "worktree": await worktree_json(state, chat)}
 
 
@@ -170,7 +170,7 @@ async def commit_form(
 ) -> RedirectResponse:
     chat = store.get_session(state.engine, session_id)
     try:
-        made = await finish.commit(state.manager, chat, message)
+        made = await finish.commit(state.engine, state.manager, chat, message)
     except AppError as exc:
         return _refused_back(session_id, exc)
     return _back(session_id, finish_done=f"Committed {made[:10]} on {chat.worktree_branch}.")
