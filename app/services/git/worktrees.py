@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from app.db.datadir import make_private_dir
 from app.errors import ValidationFailed
 from app.services.git.merge import ahead_behind, is_merged
 from app.services.git.repo import (
@@ -131,7 +132,9 @@ def create(
         if home == guarded or guarded in home.parents:
             raise GitError(f"the worktrees folder {home} is inside {guarded}; choose another")
     parent = repo_folder(home, top)
-    parent.mkdir(parents=True, exist_ok=True)
+    # Owner-only, as all of the data dir: the worktrees inside keep their own modes.
+    for folder in (home, parent):
+        make_private_dir(folder)
     with writing(top):
         return _add(top, parent, slugify(slug), base, copy)
 
