@@ -34,6 +34,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _agent_cap(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 1000")
+    return int(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="angelia", description="Chat with coding-agent CLIs.")
     parser.add_argument("--version", action="version", version=f"angelia {__version__}")
@@ -47,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None, help="port (default 8765)")
     serve.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
     serve.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    serve.add_argument(
+        "--max-agents",
+        type=_agent_cap,
+        default=None,
+        help="agent processes that may run at once (default 16; env ANGELIA_MAX_AGENTS)",
+    )
     serve.add_argument(
         "--allow-remote",
         action="store_true",
@@ -142,6 +154,8 @@ def serve(args: argparse.Namespace) -> int:
         overrides["port"] = args.port
     if args.data_dir is not None:
         overrides["data_dir"] = args.data_dir.expanduser().resolve()
+    if args.max_agents is not None:
+        overrides["max_agents"] = args.max_agents
     settings = Settings(**overrides)  # type: ignore[arg-type]
     if not _is_loopback(settings.host):
         if not args.allow_remote:

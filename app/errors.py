@@ -32,6 +32,12 @@ class ValidationFailed(AppError):
         self.field = field
 
 
+class AgentCapReached(AppError):
+    """Starting one more agent would run more at once than the server allows."""
+
+    status = 422
+
+
 class BrainError(AppError):
     status = 502
 

@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -36,7 +36,7 @@ from app.web.chat import decisions as pages_decisions
 from app.web.chat import files as api_files
 from app.web.chat import schedule as pages_schedule
 from app.web.chat import steer as api_steer
-from app.web.deps import AppState
+from app.web.deps import AppState, refuse_nul
 from app.web.durability import DurableWrites
 from app.web.history import api as api_history
 from app.web.history import changes as pages_changes
@@ -123,6 +123,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        dependencies=[Depends(refuse_nul)],
     )
     app.state.angelia = state
     app.state.data_dir_lock = lock

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from app.brains.base import PERMISSION_MODES
 from app.folders import check_folder
+from app.nul import Input
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 assert set(PERMISSION_MODES) == {"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"}
@@ -79,7 +80,7 @@ def validate_mcp_servers(servers: dict[str, Any]) -> dict[str, Any]:
     return servers
 
 
-class ProfileFields(BaseModel):
+class ProfileFields(Input):
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = None
@@ -157,7 +158,7 @@ class ProfileCreate(ProfileFields):
         return v
 
 
-class ProfileUpdate(BaseModel):
+class ProfileUpdate(Input):
     model_config = ConfigDict(extra="forbid")
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
@@ -226,7 +227,7 @@ class ProfilePublic(BaseModel):
     updated_at: datetime
 
 
-class RuleIn(BaseModel):
+class RuleIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     rule: str = Field(max_length=500)
@@ -245,7 +246,7 @@ class RulePublic(BaseModel):
     created_at: datetime
 
 
-class InstructionsIn(BaseModel):
+class InstructionsIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(max_length=256 * 1024)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.nul import Input
 from app.profile_schemas import (
     InstructionsIn,
     PermissionMode,
@@ -65,14 +66,14 @@ def _not_blank(v: str, reason: str) -> str:
     return v
 
 
-class ModeIn(BaseModel):
+class ModeIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     mode: PermissionMode
     confirm: bool = False
 
 
-class ModelIn(BaseModel):
+class ModelIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     # Parentheses: Qwen Code's model ids are "<id>(<auth type>)".
@@ -92,7 +93,7 @@ class ModelsPublic(BaseModel):
     models: list[ModelChoice]
 
 
-class SessionCreate(BaseModel):
+class SessionCreate(Input):
     model_config = ConfigDict(extra="forbid")
 
     profile_id: str
@@ -121,7 +122,7 @@ class WorktreeClosedPublic(BaseModel):
     base: str | None
 
 
-class SessionUpdate(BaseModel):
+class SessionUpdate(Input):
     model_config = ConfigDict(extra="forbid")
 
     title: str = Field(min_length=1, max_length=300)
@@ -174,7 +175,7 @@ class SessionPublic(BaseModel):
         return fields
 
 
-class ImageIn(BaseModel):
+class ImageIn(Input):
     """An attached image: PNG, JPEG, GIF or WebP, base64, at most 5 MB."""
 
     model_config = ConfigDict(extra="forbid")
@@ -183,7 +184,7 @@ class ImageIn(BaseModel):
     data: str = Field(max_length=7_000_000)
 
 
-class MessageIn(BaseModel):
+class MessageIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(default="", max_length=1_000_000)
@@ -196,7 +197,7 @@ class MessageIn(BaseModel):
         return self
 
 
-class RewindIn(BaseModel):
+class RewindIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     event_seq: int = Field(ge=1)
@@ -219,7 +220,7 @@ class QueuedPublic(BaseModel):
     reason: Literal["turn", "approval"]
 
 
-class QueuedEdit(BaseModel):
+class QueuedEdit(Input):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1, max_length=1_000_000)
@@ -233,7 +234,7 @@ class QueuedEdit(BaseModel):
 Decision = Literal["allow_once", "allow_always", "deny", "deny_stop"]
 
 
-class DecisionIn(BaseModel):
+class DecisionIn(Input):
     """A decision; a question's ``answers`` map each question to a label, the user's own
     words or (multiple choice) a list of labels; a plan approval may name the ``mode``
     the session continues in (default: "default")."""

@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     idle_check_interval_s: float = 30.0
     permission_timeout_s: float = 10 * 60
     close_timeout_s: float = 5.0
+    # Agent processes running at once, server-wide (each is a CLI with its own memory and
+    # model requests); a start beyond it is refused (``angelia serve --max-agents``).
+    max_agents: int = Field(default=16, ge=1, le=1000)
     # Per close step of each backend when the server stops; keeps Ctrl-C under 3 s.
     shutdown_grace_s: float = 0.5
     # Where Claude Code keeps its transcripts; None = ${CLAUDE_CONFIG_DIR:-~/.claude}/projects.

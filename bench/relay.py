@@ -212,7 +212,9 @@ class Server:
         self, data_dir: Path, port: int, profile: Path | None = None, app_dir: Path = REPO
     ) -> None:
         self.url = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "ANGELIA_TOKEN": TOKEN}
+        # The benches run more agents than the server's default cap on running ones; an
+        # older checkout that has no cap ignores the variable.
+        env = {**os.environ, "ANGELIA_TOKEN": TOKEN, "ANGELIA_MAX_AGENTS": "1000"}
         env.pop("ANGELIA_DATA_DIR", None)
         self.log_path = data_dir.parent / f"server-{port}.log"
         self.log = open(self.log_path, "wb")  # noqa: SIM115

@@ -135,7 +135,10 @@ def command(backend: str) -> list[str]:
 # -- one in-process server ---------------------------------------------------------------------
 class Server:
     def __init__(self, data_dir: Path) -> None:
-        settings = Settings(data_dir=data_dir, token=TOKEN, idle_check_interval_s=3600)
+        # Every run's agent stays up (no idle stop), past the default cap on running ones.
+        settings = Settings(
+            data_dir=data_dir, token=TOKEN, idle_check_interval_s=3600, max_agents=1000
+        )
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port: int = s.getsockname()[1]

@@ -151,20 +151,32 @@ class ModeReport:
 
 
 def too_open(data_dir: Path) -> ModeReport:
-    """Every folder and file in ``data_dir`` (itself included) with group/other bits."""
+    """Every folder and file in ``data_dir`` (itself included) that group or other users
+    can actually reach and read or enter: a path inside a folder they may not enter is
+    out of their reach whatever its own mode, so it is not listed."""
     found: list[str] = []
     checked = 0
-    for path in _walk(data_dir):
-        checked += 1
+    # Each path with the bits of the classes (group 0o070, other 0o007) that reach it.
+    todo: list[tuple[Path, int]] = [(data_dir, 0o077)]
+    while todo:
+        path, reach = todo.pop()
         try:
             mode = path.lstat().st_mode
         except OSError:
             continue
         if stat.S_ISLNK(mode):
             continue
-        if stat.S_IMODE(mode) & 0o077:
+        checked += 1
+        if stat.S_IMODE(mode) & reach:
             found.append(f"{path} ({stat.S_IMODE(mode):04o})")
-    return ModeReport(checked, found)
+        if not stat.S_ISDIR(mode):
+            continue
+        inside = (0o070 if reach & 0o070 and mode & 0o010 else 0) | (
+            0o007 if reach & 0o007 and mode & 0o001 else 0
+        )
+        if inside:
+            todo += [(child, inside) for child in _children(data_dir, path)]
+    return ModeReport(checked, sorted(found))
 
 
 def tighten(data_dir: Path) -> list[str]:
@@ -189,18 +201,30 @@ def tighten(data_dir: Path) -> list[str]:
 
 
 # Sessions' git worktrees: checkouts of the user's repositories whose files keep the
-# modes the user's own checkout has. The folder itself is private, so nobody else reaches
-# into them; their contents are not the app's to change (nor worth a walk at every start).
+# modes the user's own checkout has. The folders holding them (``worktrees`` and one per
+# repository in it) are private, so nobody else reaches into them; their contents are
+# not the app's to change (nor worth a walk at every start).
 WORKTREES_DIR = "worktrees"
+
+
+def _children(root: Path, folder: Path) -> list[Path]:
+    """What is walked under ``folder``: all but the worktrees themselves."""
+    if folder.parent == root / WORKTREES_DIR:
+        return []
+    try:
+        return [folder / name for name in os.listdir(folder)]
+    except OSError:
+        return []
 
 
 def _walk(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
-    paths = [root]
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        base = Path(folder)
-        paths += [base / d for d in dirs] + [base / f for f in files]
-        if base == root and WORKTREES_DIR in dirs:
-            dirs.remove(WORKTREES_DIR)
+    paths: list[Path] = []
+    todo = [root]
+    while todo:
+        path = todo.pop()
+        paths.append(path)
+        if path.is_dir() and not path.is_symlink():
+            todo += _children(root, path)
     return paths

@@ -11,6 +11,7 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy.engine import Engine
 
 from app.errors import AppError, ValidationFailed
+from app.nul import REFUSAL, nul_pair
 from app.services.profiles.backends import BackendDetector
 from app.services.sessions.lifecycle import Stopper
 from app.services.sessions.manager import SessionManager
@@ -105,3 +106,19 @@ def aware_utc(value: datetime | None, field: str) -> datetime | None:
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except OverflowError as exc:
         raise ValidationFailed(field, "is out of range once converted to UTC") from exc
+
+
+async def refuse_nul(request: Request) -> None:
+    """Every route's query, path and form values, checked for a NUL like the JSON bodies
+    are (``app.nul``): a NUL cannot reach a command line, a path or git.
+
+    Raises:
+        ValidationFailed: (422) a name or value holds a NUL; nothing has run yet.
+    """
+    found = nul_pair(request.query_params.multi_items()) or nul_pair(request.path_params.items())
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if found is None and media in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        # Starlette keeps the parsed form on the request, so the route reads the same one.
+        found = nul_pair((await request.form()).multi_items())
+    if found is not None:
+        raise ValidationFailed(found, REFUSAL)

@@ -196,3 +196,34 @@ async def test_a_session_in_a_subfolder_names_files_from_the_repositorys_top(
         "sub/own.py": ("created", None, 1, 0, False),
         "sub/.env": ("edited", None, 0, 0, False),
     }
+
+
+async def test_a_huge_file_is_listed_as_too_big_and_never_read(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    pid = await make_profile(client, repo, fake_claude)
+    made = await new_session(client, pid, worktree=True)
+    worktree = Path(made["worktree"]["path"])
+    # Sparse files: 1 GiB to git, no disk used. One new, one tracked that grew.
+    sh(worktree, "truncate -s 1G huge.bin old.txt && echo more >> f.txt")
+
+    board = (await client.get("/api/board")).json()
+    card = next(c for c in board if c["id"] == made["id"])
+    assert card["worktree"]["files_changed"] == 3 and card["worktree"]["dirty"] is True
+
+    r = await client.get(f"/api/sessions/{made['id']}/changes")
+    assert r.status_code == 200, r.text
+    files = {f["path"]: f for f in r.json()["files"]}
+    assert set(files) == {"f.txt", "huge.bin", "old.txt"}
+    for path, status in (("huge.bin", "created"), ("old.txt", "edited")):
+        assert files[path]["status"] == status and files[path]["too_big"] == 1024**3
+        assert files[path]["binary"] is True and files[path]["diff"] == ""
+    assert files["f.txt"]["additions"] == 1 and files["f.txt"]["too_big"] is None
+    page = await client.get(f"/sessions/{made['id']}/changes")
+    assert "too big to diff (1.0 GiB)" in page.text
+
+    # git never read it: no object of its size was written, and the store stays small.
+    objects = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectsize)")
+    assert str(1024**3) not in objects.split()
+    store = sum(p.stat().st_size for p in (repo / ".git" / "objects").rglob("*") if p.is_file())
+    assert store < 1024 * 1024

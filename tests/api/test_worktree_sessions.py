@@ -4,6 +4,7 @@ the reason where it cannot be made."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,36 @@ async def test_a_discarded_worktree_never_sends_the_agent_into_the_users_checkou
     assert all(Path(s["cwd"]).resolve() != repo.resolve() for s in fake_starts(fake_claude))
     page = (await client.get(f"/sessions/{sid}")).text
     assert "was discarded" in page
+
+
+# Rounds of eight at once: git's lock is held for a moment, so a clash in one round is
+# likely, not certain.
+BATCHES = 5
+
+
+async def test_worktree_sessions_made_at_once_on_one_repository(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    # git takes .git/config.lock for each new branch and worktree and refuses a second
+    # writer; made together, each must wait its turn rather than fail or be renamed.
+    pid = await make_profile(client, repo, fake_claude)
+    made: list[dict[str, Any]] = []
+    for batch in range(BATCHES):
+        answers = await asyncio.gather(
+            *(
+                client.post(
+                    "/api/sessions",
+                    json={"profile_id": pid, "title": f"run {batch} {i}", "worktree": True},
+                )
+                for i in range(8)
+            )
+        )
+        assert [a.status_code for a in answers] == [201] * 8, [a.text for a in answers]
+        made += [a.json()["worktree"] for a in answers]
+    assert len({w["path"] for w in made}) == len({w["branch"] for w in made}) == 8 * BATCHES
+    # No branch was left behind by a failed attempt, and each tracks its base.
+    listed = git(repo, "branch", "--list", "angelia/*", "--format=%(refname:short)")
+    assert sorted(listed.split()) == sorted(w["branch"] for w in made)
+    assert len(git(repo, "worktree", "list").splitlines()) == 8 * BATCHES + 1
+    for w in made:
+        assert git(repo, "config", f"branch.{w['branch']}.merge").strip() == "refs/heads/main"

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.settings import Settings
 from tests.conftest import LiveServer, write_scenario
 from tests.helpers import Event, read_sse
 from tests.security._support import make_session
@@ -19,6 +20,12 @@ from tests.security._support import make_session
 SESSIONS = 20
 CHUNKS = 200
 TEXT = "".join(chr(ord("a") + i % 26) for i in range(CHUNKS))
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    # More agents than the default cap on running ones: this is a load test.
+    return settings.model_copy(update={"max_agents": SESSIONS})
 
 
 def turn_over(frames: list[Event]) -> bool:

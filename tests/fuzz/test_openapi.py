@@ -139,7 +139,8 @@ def send_kwargs(kwargs: dict[str, Any], *, probe: bool = False) -> tuple[int, st
 
 # Values at the edges the generator seldom reaches: integers past SQLite's, dates at the
 # calendar's ends (and past them once a zone is applied), glob characters, a magic
-# /proc link, NUL and length. Each is sent once per parameter, on the first example.
+# /proc link, NUL and length. Each is sent once per parameter, on the first example; a
+# value with a NUL must be refused (4xx), whatever the field, since none can carry one.
 INT_EDGES = (2**63, -(2**63) - 1, 10**30)
 STRING_EDGES = (
     "0001-01-01",
@@ -149,6 +150,7 @@ STRING_EDGES = (
     "**",
     "/proc/1/root",
     "a\x00b",
+    "\x00",
     "a" * 5000,
 )
 PATH_EDGES = ("**", "*", "[a]")
@@ -243,6 +245,8 @@ def run_operation(
                 continue
             if status >= 500:
                 failures.append(f"{operation.label} {label} -> {status}: {text}")
+            elif "\\x00" in label and status < 400:
+                failures.append(f"{operation.label} {label} -> {status}: a NUL was taken")
 
     check()
 

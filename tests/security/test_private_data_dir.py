@@ -13,11 +13,13 @@ from fastapi import FastAPI
 
 from app.main import create_app
 from app.settings import Settings
+from tests.api.test_chat import make_profile
 from tests.conftest import LiveServer, write_scenario
 from tests.faults._support import ServerProcess
 from tests.helpers import count, wait_for_events
 from tests.real.test_real_claude_images_rewind import png
 from tests.security._support import REPO, make_session
+from tests.services.git.conftest import commit_all, init_repo
 
 # The same interpreter, started with the umask most systems give their users.
 UMASK_022 = ["sh", "-c", 'umask 022 && exec "$0" -m app.cli "$@"', sys.executable]
@@ -93,6 +95,44 @@ async def test_an_existing_open_data_dir_is_tightened_at_start_with_a_line(
     assert stat.S_IMODE((checkout / "run.sh").stat().st_mode) == 0o755
     assert stat.S_IMODE(checkout.stat().st_mode) == 0o755
     assert doctor(data).split(None, 3)[3].startswith("yes")
+
+
+async def test_worktree_folders_are_private_and_doctor_says_so(
+    tmp_path: Path, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    repo = init_repo(project_dir, {"run.sh": "echo hi\n"})
+    (repo / "run.sh").chmod(0o755)
+    commit_all(repo, "executable")
+    server = ServerProcess(tmp_path / "data", tmp_path, command=UMASK_022, host=None).start()
+    try:
+        async with server.client() as client:
+            pid = await make_profile(client, repo, fake_claude)
+            body = {"profile_id": pid, "worktree": True}
+            r = await client.post("/api/sessions", json=body)
+            assert r.status_code == 201, r.text
+            worktree = Path(r.json()["worktree"]["path"])
+    finally:
+        server.stop()
+    root = server.data_dir / "worktrees"
+    assert worktree.parent.parent == root
+    for folder in (root, worktree.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    # The checkout keeps the modes git gave it under the user's umask.
+    assert stat.S_IMODE(worktree.stat().st_mode) == 0o755
+    assert stat.S_IMODE((worktree / "run.sh").stat().st_mode) == 0o755
+    assert doctor(server.data_dir).split(None, 3)[3].startswith("yes")
+    # What others cannot reach is not open, whatever its own mode: a file left 0644 in a
+    # private folder is fine; the same folder opened to others is reported.
+    image = server.data_dir / "images" / "stray.png"
+    image.parent.mkdir(exist_ok=True)
+    image.write_bytes(png())
+    image.chmod(0o644)
+    assert doctor(server.data_dir).split(None, 3)[3].startswith("yes")
+    server.data_dir.chmod(0o711)
+    (server.data_dir / "images").chmod(0o711)
+    report = doctor(server.data_dir)
+    assert "no: other users can read" in report and "stray.png (0644)" in report, report
+    assert "worktrees (" not in report and "run.sh" not in report, report
 
 
 async def test_a_500_carries_the_security_headers(settings: Settings) -> None:

@@ -17,11 +17,12 @@ session's changes are then the diff from that tree, without a commit or a stash.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from app.errors import ValidationFailed
+from app.services.git import bigfiles
 from app.services.git.repo import GitError, Where, repo_root, run, text
 from app.services.git.scratch import scratch_index
 
@@ -54,11 +55,15 @@ class FileChange:
     binary: bool  # no line diff: binary content, or larger than MAX_LINE_DIFF_BYTES
     diff: str  # git's unified diff of this file (header included)
     truncated: bool  # ``diff`` was cut (or left out) to stay within the caps
+    # Its size, for a file over ``bigfiles.TOO_BIG_BYTES``: listed, never read or diffed.
+    too_big: int | None = None
 
 
 def snapshot(folder: Where) -> str:
-    """The tree of ``folder``'s working tree as it is now (tracked and new files, not ignored)."""
-    return _tree_now(repo_root(folder))
+    """The tree of ``folder``'s working tree as it is now (tracked and new files, not
+    ignored; files too big to read as they were in the index, or left out if new)."""
+    top = repo_root(folder)
+    return _tree_now(top, bigfiles.find(top))
 
 
 def diff(
@@ -72,7 +77,23 @@ def diff(
     working tree of ``folder`` now, committed or not, in git's path order."""
     top = repo_root(folder)
     _check_base(top, base)
-    return _diff_trees(top, base, _tree_now(top), max_file_bytes, max_total_bytes)
+    big = bigfiles.find(top)
+    found = _diff_trees(top, base, _tree_now(top, big), max_file_bytes, max_total_bytes)
+    return _with_big(found, bigfiles.changed(top, big))
+
+
+def _with_big(found: list[FileChange], big: dict[bytes, bigfiles.BigFile]) -> list[FileChange]:
+    """``found`` with the changed files too big to read, each marked with its size."""
+    listed = {change.path: i for i, change in enumerate(found)}
+    for raw, file in big.items():
+        path = text(raw)
+        if path in listed:
+            i = listed[path]
+            found[i] = replace(found[i], binary=True, diff="", truncated=False, too_big=file.size)
+        else:
+            status: Status = "edited" if file.tracked else "created"
+            found.append(FileChange(path, None, status, 0, 0, True, "", False, file.size))
+    return sorted(found, key=lambda change: change.path) if big else found
 
 
 def _check_base(top: Where, base: str) -> None:
@@ -88,7 +109,7 @@ def _check_base(top: Where, base: str) -> None:
         )
 
 
-def _tree_now(top: Where) -> str:
+def _tree_now(top: Where, big: dict[bytes, bigfiles.BigFile]) -> str:
     index_path = run(
         ["rev-parse", "--path-format=absolute", "--git-path", "index"],
         cwd=top,
@@ -96,10 +117,13 @@ def _tree_now(top: Where) -> str:
     )
     with scratch_index(Path(text(index_path.stdout).rstrip("\n"))) as index:
         env = {"GIT_INDEX_FILE": str(index)}
+        # The big files are left out by name, so git never opens them.
+        only = ["--pathspec-from-file=-", "--pathspec-file-nul"] if big else []
         run(
-            [*SCRATCH_CONFIG, "add", "--all", "--ignore-errors"],
+            [*SCRATCH_CONFIG, "add", "--all", "--ignore-errors", *only],
             cwd=top,
             env=env,
+            input=bigfiles.excluding(big) if big else None,
             what=f"reading the working tree of {top}",
             timeout=DIFF_TIMEOUT_S,
         )

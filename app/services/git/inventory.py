@@ -30,7 +30,7 @@ from app.services.git.repo import (
     verify_worktree,
     worktree_pointer,
 )
-from app.services.git.worktrees import BRANCH_PREFIX, repo_folder
+from app.services.git.worktrees import BRANCH_PREFIX, repo_folder, writing
 
 __all__ = ["State", "WorktreeState", "list_worktrees", "prune", "size_on_disk", "state"]
 
@@ -210,10 +210,11 @@ def prune(repo: Path | str, root: Path | str) -> list[Path]:
             continue
         if not (entry.branch or "").startswith(BRANCH_PREFIX):
             continue
-        run(
-            ["worktree", "remove", "--force", str(entry.path)],
-            cwd=top,
-            what=f"forgetting the missing worktree {entry.path}",
-        )
+        with writing(top):
+            run(
+                ["worktree", "remove", "--force", str(entry.path)],
+                cwd=top,
+                what=f"forgetting the missing worktree {entry.path}",
+            )
         pruned.append(entry.path)
     return pruned

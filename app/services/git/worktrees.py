@@ -5,6 +5,11 @@ A session's worktree lives at ``<root>/<repository>-<id>/<slug>`` on its own bra
 how far ahead it is, and the base can be found again from git alone). The folder is never
 inside the user's repository or its .git. Removing one deletes that folder and that one
 branch, and nothing else: not another worktree, not the user's branches or stashes.
+
+Making and removing worktrees and their branches write the repository's shared config
+(``.git/config.lock``) and worktree list; git refuses a second writer instead of waiting,
+so the app's own writes to one repository take turns (``writing``), whichever thread
+they run in.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ import hashlib
 import os
 import re
 import shutil
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from app.db.datadir import make_private_dir
 from app.errors import ValidationFailed
 from app.services.git.merge import ahead_behind, is_merged
 from app.services.git.repo import (
@@ -40,6 +47,7 @@ __all__ = [
     "Worktree",
     "check_under_root",
     "create",
+    "writing",
     "find_checkout",
     "remove",
     "repo_folder",
@@ -50,6 +58,10 @@ BRANCH_PREFIX = "angelia/"
 MAX_SLUG_CHARS = 48
 MAX_TRIES = 100
 CHECKOUT_TIMEOUT_S = 300.0
+
+# One lock per repository (its real common .git folder), made on first use.
+_WRITERS: dict[str, threading.Lock] = {}
+_WRITERS_GUARD = threading.Lock()
 
 
 class UnsafeToDiscard(GitError):
@@ -85,6 +97,17 @@ def repo_folder(root: Path, top: Path) -> Path:
     return root / f"{slugify(top.name)}-{digest}"
 
 
+@contextlib.contextmanager
+def writing(top: Path) -> Iterator[None]:
+    """Held while the app writes ``top``'s shared git state (branches, config, worktree
+    list): one such write per repository at a time across all threads."""
+    key = os.path.realpath(common_dir(top))
+    with _WRITERS_GUARD:
+        lock = _WRITERS.setdefault(key, threading.Lock())
+    with lock:
+        yield
+
+
 def create(
     repo: Path | str,
     root: Path | str,
@@ -110,8 +133,14 @@ def create(
         if home == guarded or guarded in home.parents:
             raise GitError(f"the worktrees folder {home} is inside {guarded}; choose another")
     parent = repo_folder(home, top)
-    parent.mkdir(parents=True, exist_ok=True)
-    name = slugify(slug)
+    # Owner-only, as all of the data dir: the worktrees inside keep their own modes.
+    for folder in (home, parent):
+        make_private_dir(folder)
+    with writing(top):
+        return _add(top, parent, slugify(slug), base, copy)
+
+
+def _add(top: Path, parent: Path, name: str, base: str, copy: Sequence[str]) -> Worktree:
     for n in range(1, MAX_TRIES + 1):
         candidate = name if n == 1 else f"{name}-{n}"
         branch, path = BRANCH_PREFIX + candidate, parent / candidate
@@ -290,10 +319,11 @@ def remove(
             raise UnsafeToDiscard(
                 _refusal(path, unmerged, dirty, worktree.base), unmerged=unmerged, dirty=dirty
             )
-    if found is not None:
-        run(["worktree", "remove", "--force", str(path)], cwd=top, what=f"removing {path}")
-    if has_branch:
-        run(["branch", "-D", worktree.branch], cwd=top, what=f"deleting {worktree.branch}")
+    with writing(top):
+        if found is not None:
+            run(["worktree", "remove", "--force", str(path)], cwd=top, what=f"removing {path}")
+        if has_branch:
+            run(["branch", "-D", worktree.branch], cwd=top, what=f"deleting {worktree.branch}")
     with contextlib.suppress(OSError):  # the repository's folder under root, once empty
         path.parent.rmdir()
 

@@ -64,6 +64,7 @@ class ChangedFile:
     old_path: str | None = None  # the name before, for a rename
     binary: bool = False  # no line diff (binary content, or too large to diff)
     truncated: bool = False  # ``diff`` was cut short to stay within the size caps
+    too_big: int | None = None  # its size, when too big to read or diff at all
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -211,6 +212,7 @@ def _from_git(
         old_path=f.old_path,
         binary=f.binary,
         truncated=f.truncated,
+        too_big=f.too_big,
     )
 
 

@@ -63,10 +63,22 @@ async def compare(
 ) -> list[ChatSession]:
     """Make one worktree session per run and send each the prompt; returns them in order.
 
-    Raises NotARepository (422) naming the profile whose folder is not a repository, or
-    whatever refused a run (a model: 422; git: 409); nothing is left made then.
+    Raises NotARepository (422) naming the profile whose folder is not a repository,
+    AgentCapReached (422) when the runs would take more agents than the server runs at
+    once, or whatever refused a run (a model: 422; git: 409); nothing is left made then.
     """
     await _check_folders(engine, runs)
+    # Every run's place under the cap on running agents is taken first: all start or none.
+    with manager.agents.hold(len(runs)) as held:
+        made = await _make(engine, manager, data_dir, prompt, runs)
+        for chat in made:
+            await manager.send_message(chat.id, prompt, [], held=held)
+    return [store.get_session(engine, chat.id) for chat in made]
+
+
+async def _make(
+    engine: Engine, manager: SessionManager, data_dir: Path, prompt: str, runs: list[Run]
+) -> list[ChatSession]:
     made: list[ChatSession] = []
     try:
         for run in runs:
@@ -85,6 +97,4 @@ async def compare(
     except BaseException:
         await _take_back(engine, manager, data_dir, made)
         raise
-    for chat in made:
-        await manager.send_message(chat.id, prompt, [])
-    return [store.get_session(engine, chat.id) for chat in made]
+    return made

@@ -30,11 +30,13 @@ from app.brains.events import (
     TitleChanged,
     TurnEnded,
 )
+from app.db.models import ChatSession, Profile
 from app.errors import AppError, ValidationFailed
 from app.errors import BrainError as BrainFailure
 from app.services.permissions.approvals import Approvals
 from app.services.permissions.permissions import PermissionService
 from app.services.sessions.brain_start import LiveBrain, backend_state_dir, start_brain
+from app.services.sessions.capacity import AgentCap, Hold
 from app.services.sessions.closed import refuse_if_closed
 from app.services.sessions.controls import SessionControls
 from app.services.sessions.images import ImageStore
@@ -61,6 +63,7 @@ class SessionManager:
             engine, events, self.approvals, self._brain_of, self.brain_for, self.busy
         )
         self._live: dict[str, LiveBrain] = {}
+        self.agents = AgentCap(settings.max_agents, lambda: len(self._live))
         self.outbox = Outbox(events)
         self.steering = Steering(engine, events, self.permissions, self._live.get)
         self.images = ImageStore(settings.data_dir / "images")
@@ -130,18 +133,23 @@ class SessionManager:
         images: Sequence[ImageData] = (),
         *,
         scheduled: bool = False,
+        held: Hold | None = None,
     ) -> bool:
         """Send a message; returns True if it waits (editable) until the agent is free.
 
         Images need a backend that takes them (an ACP agent says so when it starts);
         otherwise ``ValidationFailed`` and nothing is stored or sent. ``scheduled`` marks
-        a message the app sends for the user at the time they set.
+        a message the app sends for the user at the time they set. A backend that must
+        start takes a place under the cap on running agents (from ``held`` if given);
+        without one, ``AgentCapReached`` and nothing is stored or sent.
         """
         chat = store.get_session(self._engine, session_id)
         # Before anything is stored: a session whose worktree is gone is read-only.
         refuse_if_closed(chat, "sending a message")
+        if session_id not in self._live and held is None:
+            self.agents.check()
         if images:
-            brain = (await self._ensure_brain(session_id)).brain
+            brain = (await self._ensure_brain(session_id, held)).brain
             if not brain.accepts_images():
                 raise ValidationFailed(
                     "images", f"{brain.label} does not take images; send the text alone"
@@ -162,7 +170,7 @@ class SessionManager:
             self.outbox.add(session_id, message, reason="turn")
             return True
         self.events.append(session_id, "user_message", message.payload())
-        await self._send_now(session_id, message)
+        await self._send_now(session_id, message, held)
         return False
 
     def edit_queued(self, session_id: str, seq: int, text: str) -> None:
@@ -186,11 +194,11 @@ class SessionManager:
         except AppError:
             log.warning("queued message for %s could not be sent", session_id)
 
-    async def _send_now(self, session_id: str, message: Message) -> None:
+    async def _send_now(self, session_id: str, message: Message, held: Hold | None = None) -> None:
         live = self._live.get(session_id)
         if live is not None and not live.turn_active:
             await self._catch_up_with_profile(session_id, live)
-        live = await self._ensure_brain(session_id)
+        live = await self._ensure_brain(session_id, held)
         live.turn_active = True
         live.last_activity = time.monotonic()
         self._set_status(session_id, "working")
@@ -256,7 +264,7 @@ class SessionManager:
             await self._halt(live)
 
     # -- internals ---------------------------------------------------------------
-    async def _ensure_brain(self, session_id: str) -> LiveBrain:
+    async def _ensure_brain(self, session_id: str, held: Hold | None = None) -> LiveBrain:
         lock = self._start_locks.setdefault(session_id, asyncio.Lock())
         async with lock:
             live = self._live.get(session_id)
@@ -266,23 +274,28 @@ class SessionManager:
             # Never in the profile's folder for a session made in a worktree (409).
             refuse_if_closed(chat, "starting its agent")
             profile = store.session_profile(self._engine, chat)
-            try:
-                brain = await start_brain(chat, profile, self.settings.data_dir)
-            except AppError as exc:
-                payload: dict[str, object] = {"message": exc.message, "detail": exc.detail}
-                if chat.backend_session_id or chat.forked_from:
-                    # The backend could not pick the conversation up again; offer a
-                    # fresh session that links back to this one instead of a dead end.
-                    payload["resume_failed"] = True
-                    payload["continue_url"] = f"/sessions/{session_id}/continue"
-                self.events.append(session_id, "error", payload)
-                self._set_status(session_id, "failed")
-                raise
-            live = LiveBrain(brain=brain, profile_print=profile_print(profile))
-            self._live[session_id] = live
-            store.update_session(self._engine, session_id, backend_pid=brain.pid, status="live")
-            live.pump = asyncio.create_task(self._pump(session_id, live))
-            return live
+            with self.agents.starting(held):
+                return await self._start(session_id, chat, profile)
+
+    async def _start(self, session_id: str, chat: ChatSession, profile: Profile) -> LiveBrain:
+        """Start the session's backend and count it live (a place under the cap is held)."""
+        try:
+            brain = await start_brain(chat, profile, self.settings.data_dir)
+        except AppError as exc:
+            payload: dict[str, object] = {"message": exc.message, "detail": exc.detail}
+            if chat.backend_session_id or chat.forked_from:
+                # The backend could not pick the conversation up again; offer a
+                # fresh session that links back to this one instead of a dead end.
+                payload["resume_failed"] = True
+                payload["continue_url"] = f"/sessions/{session_id}/continue"
+            self.events.append(session_id, "error", payload)
+            self._set_status(session_id, "failed")
+            raise
+        live = LiveBrain(brain=brain, profile_print=profile_print(profile))
+        self._live[session_id] = live
+        store.update_session(self._engine, session_id, backend_pid=brain.pid, status="live")
+        live.pump = asyncio.create_task(self._pump(session_id, live))
+        return live
 
     async def _pump(self, session_id: str, live: LiveBrain) -> None:
         try:

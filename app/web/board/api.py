@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, Field, StringConstraints
 
+from app.nul import Input
 from app.schemas import SessionPublic
 from app.services.sessions.board_compare import MAX_RUNS, Run, compare
 from app.web.board.view import cards, events
@@ -54,12 +55,12 @@ class BoardCardPublic(BaseModel):
     scheduled_at: str = ""  # when a scheduled continue goes (ISO-8601 UTC); "" for none
 
 
-class RunIn(BaseModel):
+class RunIn(Input):
     profile_id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
     model: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)] | None = None
 
 
-class CompareIn(BaseModel):
+class CompareIn(Input):
     prompt: Annotated[Text, StringConstraints(max_length=PROMPT_CHARS)]
     runs: list[RunIn] = Field(min_length=1, max_length=MAX_RUNS)
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.db.models import ScheduledContinue, utcnow
 from app.errors import AppError, ValidationFailed
+from app.nul import Input
 from app.services.sessions import limits as plan_limits
 from app.services.sessions import schedule
 from app.services.sessions.schedule import ContinueScheduler
@@ -28,7 +29,7 @@ from app.web.history.terminal import refuse_if_followed
 router = APIRouter()
 
 
-class ResumeAtIn(BaseModel):
+class ResumeAtIn(Input):
     """When to continue (default: when the session's limit resets) and what to send."""
 
     model_config = ConfigDict(extra="forbid")

@@ -5,13 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.nul import Input
 from app.web.deps import StateDep
 from app.web.history.terminal import refuse_if_followed
 
 router = APIRouter(prefix="/api", tags=["sessions"])
 
 
-class SteerIn(BaseModel):
+class SteerIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(max_length=1_000_000)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import UploadFile
 
 from app.errors import ValidationFailed
+from app.nul import Input
 from app.schemas import SessionPublic
 from app.services.review import export_import, exporter
 from app.services.review import session_changes as session_changes_service
@@ -29,7 +30,7 @@ router = APIRouter(prefix="/api")
 _MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
 
 
-class ClaudeImportIn(BaseModel):
+class ClaudeImportIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     # A projects dir, one project's dir, or one .jsonl; None = the configured default.

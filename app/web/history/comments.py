@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict
 
 from app.db.models import ReviewComment
+from app.nul import Input
 from app.services.review import comments
 from app.services.store import store
 from app.web.context import base_context
@@ -29,7 +30,7 @@ router = APIRouter()
 Where = tuple[str, dict[str, str]]
 
 
-class CommentIn(BaseModel):
+class CommentIn(Input):
     model_config = ConfigDict(extra="forbid")
 
     path: str

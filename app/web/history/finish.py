@@ -16,10 +16,11 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from app.db.models import ChatSession
 from app.errors import AppError
+from app.nul import Input
 from app.services.git.merge import LocalChanges, MergeConflict, Strategy, UntrackedInTheWay
 from app.services.git.worktrees import UnsafeToDiscard
 from app.services.sessions import finish
@@ -33,15 +34,15 @@ MAX_MESSAGE_CHARS = 65_536
 SHOWN_FILES = 50
 
 
-class CommitIn(BaseModel):
+class CommitIn(Input):
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
 
 
-class MergeIn(BaseModel):
+class MergeIn(Input):
     strategy: Literal["ff", "merge", "squash"]
 
 
-class DiscardIn(BaseModel):
+class DiscardIn(Input):
     confirm: bool = False
 
 
