@@ -53,6 +53,7 @@ from app.web.security import (
     SECURITY_HEADERS,
     SecurityMiddleware,
     csrf_token_for,
+    link_key_for,
     load_or_create_token,
 )
 from app.web.usage import api as api_usage
@@ -86,6 +87,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lock.release()
         raise
     templates = make_templates(templates_dir())
+    templates.env.globals["reconnect_give_up_s"] = settings.reconnect_give_up_s
+    templates.env.globals["link_key"] = link_key_for(token)
     follower = Follower(engine, events, own_groups=manager.process_groups)
     stopper = Stopper(events, manager, settings.shutdown_grace_s, follower)
     continues = ContinueScheduler(engine, events, manager)

@@ -76,6 +76,17 @@ def csrf_token_for(token: str) -> str:
     return hmac.new(token.encode(), b"angelia-csrf", hashlib.sha256).hexdigest()
 
 
+def link_key_for(token: str) -> str:
+    """The key an open page checks the server with before it sends its cookie again
+    (static/js/link.js): only this server, which knows the token, can answer with it."""
+    return hmac.new(token.encode(), b"angelia-link", hashlib.sha256).hexdigest()
+
+
+def link_proof(token: str, challenge: str) -> str:
+    """The answer to a page's challenge: HMAC-SHA256 of it under the link key."""
+    return hmac.new(link_key_for(token).encode(), challenge.encode(), hashlib.sha256).hexdigest()
+
+
 class SecurityMiddleware:
     def __init__(
         self,

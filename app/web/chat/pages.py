@@ -28,6 +28,7 @@ from app.web.context import SIDEBAR_SESSIONS, base_context, first_error
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
 from app.web.formatting import shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
+from app.web.stopping import stopped_event
 from app.web.transcript import (
     fold_events,
     render_event,
@@ -269,6 +270,8 @@ async def live(
             shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
         html = render_event(state.templates, shown, install_hint=install_hint, cwd=cwd)
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
+    if (last := stopped_event(state.events)) is not None:
+        yield last
 
 
 @router.post("/sessions/{session_id}/messages", response_model=None)
@@ -343,4 +346,3 @@ def _can_rewind(backend: str) -> bool:
         return get_brain_class(backend).rewind_files is not Brain.rewind_files
     except AppError:
         return False
-
