@@ -34,6 +34,11 @@ COOKIE_NAME = "angelia_signin"
 _PATH_SAFE = "/!$&'()*+,;=:@-._~"
 PUBLIC_PATHS = ("/api/health",)
 SIGNIN_PATH = "/signin"
+_SIGNED_IN_PAGE = (
+    b'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+    b'<meta http-equiv="refresh" content="0;url=/"><title>Signed in - Angelia</title></head>\n'
+    b'<body><main><h1>Signed in</h1><p><a href="/">Open Angelia</a></p></main></body></html>\n'
+)
 _CODE_REFUSED = {
     Outcome.USED: "This sign-in link was used already: each one signs in one browser, once.",
     Outcome.EXPIRED: "This sign-in link has expired: each one works for 2 minutes.",
@@ -248,15 +253,27 @@ class SecurityMiddleware:
         await self._sign_in_and_go(send, location, headers)
 
     async def _code_login(self, send: Send, code: str, headers: Headers) -> None:
-        """A link from ``angelia serve`` or ``angelia open``: good once, for 2 minutes."""
+        """A link from ``angelia serve`` or ``angelia open``: good once, for 2 minutes.
+
+        It answers with a page that moves on to ``/`` itself rather than a redirect: the
+        browser opens the link from a file (``open.html``), and a redirect would carry that
+        cross-site start along, so the SameSite=Strict cookie just set would not be sent.
+        """
         outcome = self.codes.redeem(code)
         if outcome is not Outcome.OK:
             await _refused_link(send, _CODE_REFUSED[outcome])
             return
-        await self._sign_in_and_go(send, "/", headers)
+        await self._sign_in(send, headers, 200, [(b"content-type", b"text/html; charset=utf-8")])
+        await send({"type": "http.response.body", "body": _SIGNED_IN_PAGE})
 
     async def _sign_in_and_go(self, send: Send, location: str, headers: Headers) -> None:
-        extra: list[tuple[bytes, bytes]] = []
+        await self._sign_in(send, headers, 303, [(b"location", location.encode())])
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _sign_in(
+        self, send: Send, headers: Headers, status: int, extra: list[tuple[bytes, bytes]]
+    ) -> None:
+        """Start the response that signs this browser in (sets its cookie)."""
         # A browser that is signed in already (the URL opened twice) keeps its sign-in.
         if await self._signed_in(headers) is None:
             agent = headers.get("user-agent", "")
@@ -265,15 +282,14 @@ class SecurityMiddleware:
                 f"{COOKIE_NAME}={secret}; HttpOnly; SameSite=Strict; Path=/; "
                 f"Max-Age={int(LIFETIME.total_seconds())}"
             )
-            extra.append((b"set-cookie", cookie.encode()))
+            extra = [*extra, (b"set-cookie", cookie.encode())]
         await send(
             {
                 "type": "http.response.start",
-                "status": 303,
-                "headers": [(b"location", location.encode()), *extra, *SECURITY_HEADERS],
+                "status": status,
+                "headers": [*extra, *SECURITY_HEADERS],
             }
         )
-        await send({"type": "http.response.body", "body": b""})
 
 
 def _same_origin(url: str, host: str) -> bool:
