@@ -65,6 +65,13 @@ def _parser() -> argparse.ArgumentParser:
         help="allow binding a non-loopback address (anyone who can reach it and has the "
         "token can run commands on this machine)",
     )
+    opener = sub.add_parser(
+        "open", help="sign a browser in to the running server with a new single-use link"
+    )
+    opener.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
+    opener.add_argument(
+        "--no-browser", action="store_true", help="print the link instead of opening a browser"
+    )
     doctor = sub.add_parser("doctor", help="check what Angelia needs on this machine")
     doctor.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
     doctor.add_argument("--json", action="store_true", help="print the facts as JSON")
@@ -145,6 +152,7 @@ def serve(args: argparse.Namespace) -> int:
     from app.db.engine import DataDirError
     from app.main import create_app
     from app.server import AngeliaServer
+    from app.services.signin_codes import signin_url
     from app.settings import SHARED_LOOPBACK, Settings
 
     overrides: dict[str, object] = {}
@@ -177,7 +185,6 @@ def serve(args: argparse.Namespace) -> int:
     except DataDirError as exc:
         print(f"angelia: {exc.message}", file=sys.stderr)
         return 1
-    state = app.state.angelia
     if args.host is None and not os.environ.get("ANGELIA_HOST"):
         settings.host = _own_address(settings)
     elif settings.host.lower() in SHARED_LOOPBACK:
@@ -188,11 +195,11 @@ def serve(args: argparse.Namespace) -> int:
         print(f"angelia: {_bind_problem(settings.host, settings.port, exc)}", file=sys.stderr)
         return 1
     app.state.data_dir_lock.announce(settings.public_url)
-    url = f"{settings.public_url}?token={state.token}"
+    link = signin_url(settings.public_url, app.state.signin_codes.issue())
     print(f"Angelia {__version__} — data in {settings.data_dir}", flush=True)
-    print(f"Open {url}", flush=True)
+    _print_link(link)
     if not args.no_browser:
-        threading.Timer(1.0, lambda: webbrowser.open(url)).start()
+        threading.Timer(1.0, _open_in_browser, (settings.data_dir, link)).start()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # Everything built so far lives as long as the server: keep it out of the collector's
     # full passes, which otherwise stall the event loop for tens of milliseconds.
@@ -206,10 +213,84 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_link(link: str) -> None:
+    print(f"Open {link}", flush=True)
+    print(
+        "(It signs in one browser, once, within 2 minutes; 'angelia open' makes a new one.)",
+        flush=True,
+    )
+
+
+def _open_in_browser(data_dir: Path, link: str) -> None:
+    """Open ``link`` through a private page, so no browser's command line holds it."""
+    from app.services.signin_codes import opener_page
+
+    webbrowser.open(opener_page(data_dir, link).as_uri())
+
+
+def open_signin(args: argparse.Namespace) -> int:
+    """Ask the running server for a new sign-in link and open it (or print it)."""
+    from app.db.datadir import running_server
+    from app.settings import Settings
+
+    overrides = {"data_dir": args.data_dir.expanduser().resolve()} if args.data_dir else {}
+    settings = Settings(**overrides)
+    url = running_server(settings.data_dir)
+    if url is None:
+        print(
+            f"angelia: no Angelia server is running on {settings.data_dir}; start one with "
+            "'angelia serve' (it opens a browser itself).",
+            file=sys.stderr,
+        )
+        return 1
+    token = settings.token or _stored_token(settings.token_path)
+    if not token:
+        print(f"angelia: no token in {settings.token_path} or ANGELIA_TOKEN.", file=sys.stderr)
+        return 1
+    try:
+        link = _new_link(url, token)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"angelia: the server at {url} did not answer: {exc}", file=sys.stderr)
+        return 1
+    _print_link(link)
+    if not args.no_browser:
+        _open_in_browser(settings.data_dir, link)
+    return 0
+
+
+def _stored_token(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _new_link(url: str, token: str) -> str:
+    """POST for a sign-in link; the token goes in a header, never on a command line."""
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{url}api/signin-links",
+        data=b"",
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+    )
+    # No proxy: the token must reach this machine's server and nothing else.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as response:
+        link = json.loads(response.read())["url"]
+    if not isinstance(link, str) or not link.startswith(url):
+        raise OSError("it answered with no sign-in link of its own")
+    return link
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "open":
+        return open_signin(args)
     if args.command == "doctor":
         from app.services.profiles import doctor
 

@@ -22,6 +22,7 @@ from app.services.profiles.backends import BackendDetector
 from app.services.sessions.lifecycle import Stopper
 from app.services.sessions.manager import SessionManager
 from app.services.sessions.schedule import ContinueScheduler
+from app.services.signin_codes import SignInCodes
 from app.services.signins import SignIns
 from app.services.store.eventlog import EventLog
 from app.services.transcripts.follow import Follower
@@ -52,6 +53,7 @@ from app.web.security import (
     SECURITY_HEADERS,
     SecurityMiddleware,
     csrf_token_for,
+    link_key_for,
     load_or_create_token,
 )
 from app.web.usage import api as api_usage
@@ -85,6 +87,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lock.release()
         raise
     templates = make_templates(templates_dir())
+    templates.env.globals["reconnect_give_up_s"] = settings.reconnect_give_up_s
+    templates.env.globals["link_key"] = link_key_for(token)
     follower = Follower(engine, events, own_groups=manager.process_groups)
     stopper = Stopper(events, manager, settings.shutdown_grace_s, follower)
     continues = ContinueScheduler(engine, events, manager)
@@ -128,6 +132,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.angelia = state
     app.state.data_dir_lock = lock
     app.state.signins = signins = SignIns(engine, token)
+    app.state.signin_codes = codes = SignInCodes()
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
     app.include_router(api_steer.router)
@@ -154,7 +159,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_board.router)
     app.add_middleware(DurableWrites, events=events)
     app.add_middleware(JsonBodyLimits)
-    app.add_middleware(SecurityMiddleware, settings=settings, token=token, signins=signins)
+    app.add_middleware(
+        SecurityMiddleware, settings=settings, token=token, signins=signins, codes=codes
+    )
 
     @app.exception_handler(AppError)
     async def _app_error(request: Request, exc: AppError) -> Response:

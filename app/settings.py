@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     max_agents: int = Field(default=16, ge=1, le=1000)
     # Per close step of each backend when the server stops; keeps Ctrl-C under 3 s.
     shutdown_grace_s: float = 0.5
+    # How long an open page keeps trying to reach a server that went away without saying
+    # it stops, before it goes quiet (docs/security.md). Tests shorten it.
+    reconnect_give_up_s: float = 30.0
     # Where Claude Code keeps its transcripts; None = ${CLAUDE_CONFIG_DIR:-~/.claude}/projects.
     claude_projects_dir: Path | None = None
 

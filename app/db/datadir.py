@@ -103,6 +103,27 @@ class DataDirLock:
         os.close(fd)
 
 
+def running_server(data_dir: Path) -> str | None:
+    """The URL of the server that holds ``data_dir`` now, None if none does.
+
+    The lock being held is checked, not only its file read: a file left by a server that
+    was killed names an address another program may have taken since.
+    """
+    try:
+        fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(fd)
+            return str(holder["url"]) if holder else None
+        return None  # nobody holds it (closing the fd lets it go)
+    finally:
+        os.close(fd)
+
+
 def unwritable(data_dir: Path, exc: OSError) -> DataDirError:
     return DataDirError(
         f"Cannot write to the data directory {data_dir}: {exc.strerror or exc}. "

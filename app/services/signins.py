@@ -110,6 +110,9 @@ class SignIns:
         self._cache: dict[str, SignInView] = {}
         # sign-in id -> when its last_used_at was last written.
         self._written: dict[str, datetime] = {}
+        # The ids deleted since the start. A check that read its row just before the
+        # delete must not put it back in the cache after it (see _load).
+        self._gone: set[str] = set()
         self._forget_other_tokens()
 
     def create(self, user_agent: str, now: datetime | None = None) -> tuple[SignInView, str]:
@@ -210,6 +213,7 @@ class SignIns:
             return 0
         # Memory first: a check that races this sees no sign-in rather than a stale one.
         with self._lock:
+            self._gone.update(ids)
             for key in [k for k, v in self._cache.items() if v.id in ids]:
                 del self._cache[key]
             for signin_id in ids:
@@ -228,6 +232,10 @@ class SignIns:
                 return None
             view = _view(row)
         with self._lock:
+            # Revoked between the read above and now: caching it would keep a cookie
+            # working that the list (read from the database) no longer shows.
+            if view.id in self._gone:
+                return None
             self._cache[digest] = view
             self._written.setdefault(view.id, view.last_used_at)
         return view

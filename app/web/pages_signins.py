@@ -1,6 +1,7 @@
-"""Signed-in browsers: the page that lists them and signs them out, and its JSON API.
+"""Signed-in browsers: the page that lists them and signs them out, its JSON API, and the
+single-use sign-in links ``angelia open`` asks for.
 
-Each browser that opened the printed URL has a sign-in of its own (app/services/signins.py);
+Each browser that opened a sign-in link has a sign-in of its own (app/services/signins.py);
 signing one out refuses its cookie from the next request on, and ends its open event
 streams at their next event (app/web/security.py).
 """
@@ -13,6 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.errors import AppError
+from app.services.signin_codes import LIFETIME, SignInCodes, signin_url
 from app.services.signins import SignIns, SignInView
 from app.web.context import base_context
 from app.web.deps import StateDep
@@ -60,6 +62,21 @@ def list_signins(request: Request) -> list[dict[str, Any]]:
 def revoke_signin(signin_id: str, request: Request) -> Response:
     _signins(request).revoke(signin_id)
     return Response(status_code=204)
+
+
+@router.post(
+    "/api/signin-links",
+    status_code=201,
+    tags=["sign-ins"],
+    summary="Make a link that signs one browser in, once, within 2 minutes",
+)
+def new_signin_link(request: Request, state: StateDep) -> dict[str, Any]:
+    codes: SignInCodes = request.app.state.signin_codes
+    code = codes.issue()
+    return {
+        "url": signin_url(state.settings.public_url, code),
+        "expires_in_s": int(LIFETIME.total_seconds()),
+    }
 
 
 @pages.get("/signins", response_class=HTMLResponse)

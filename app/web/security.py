@@ -3,7 +3,8 @@
 Checks, in order, for every HTTP request: the Host header names this server (DNS
 rebinding), a foreign Origin is refused whatever the credentials, then the credential —
 the master token as a bearer header, or the HttpOnly cookie of a browser sign-in that
-the printed ``/?token=…`` URL creates (app/services/signins.py). The cookie never holds
+a single-use ``/signin?code=…`` link (app/services/signin_codes.py) or, for programs and
+scripts, a ``/?token=…`` URL creates (app/services/signins.py). The cookie never holds
 the master token: a browser sends it to every port of its host, so another server there
 must not receive anything it could replay as the token. Cookie-authenticated requests
 that change state must also prove they come from our own pages (same-origin
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import json
 import secrets
 from pathlib import Path
@@ -23,6 +25,7 @@ import anyio
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.services.signin_codes import Outcome, SignInCodes
 from app.services.signins import LIFETIME, SignIns
 from app.settings import Settings
 
@@ -30,6 +33,18 @@ COOKIE_NAME = "angelia_signin"
 # What a redirect path may keep unescaped; everything else (spaces, CR/LF, non-ASCII) is quoted.
 _PATH_SAFE = "/!$&'()*+,;=:@-._~"
 PUBLIC_PATHS = ("/api/health",)
+SIGNIN_PATH = "/signin"
+_SIGNED_IN_PAGE = (
+    b'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+    b'<meta http-equiv="refresh" content="0;url=/"><title>Signed in - Angelia</title></head>\n'
+    b'<body><main><h1>Signed in</h1><p><a href="/">Open Angelia</a></p></main></body></html>\n'
+)
+_CODE_REFUSED = {
+    Outcome.USED: "This sign-in link was used already: each one signs in one browser, once.",
+    Outcome.EXPIRED: "This sign-in link has expired: each one works for 2 minutes.",
+    Outcome.UNKNOWN: "This sign-in link is not one this server made (a restart forgets "
+    "the links made before it).",
+}
 PUBLIC_PREFIXES = ("/static/",)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSP = (
@@ -66,12 +81,32 @@ def csrf_token_for(token: str) -> str:
     return hmac.new(token.encode(), b"angelia-csrf", hashlib.sha256).hexdigest()
 
 
+def link_key_for(token: str) -> str:
+    """The key an open page checks the server with before it sends its cookie again
+    (static/js/link.js): only this server, which knows the token, can answer with it."""
+    return hmac.new(token.encode(), b"angelia-link", hashlib.sha256).hexdigest()
+
+
+def link_proof(token: str, challenge: str) -> str:
+    """The answer to a page's challenge: HMAC-SHA256 of it under the link key."""
+    return hmac.new(link_key_for(token).encode(), challenge.encode(), hashlib.sha256).hexdigest()
+
+
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, *, settings: Settings, token: str, signins: SignIns) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        settings: Settings,
+        token: str,
+        signins: SignIns,
+        codes: SignInCodes | None = None,
+    ) -> None:
         self.app = app
         self.settings = settings
         self.token = token
         self.signins = signins
+        self.codes = codes or SignInCodes()
         self.csrf = csrf_token_for(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -98,6 +133,9 @@ class SecurityMiddleware:
             return
 
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        if method == "GET" and path == SIGNIN_PATH:
+            await self._code_login(send, query.get("code", ""), headers)
+            return
         if method == "GET" and "token" in query:
             await self._token_login(scope, send, query, headers)
             return
@@ -200,7 +238,7 @@ class SecurityMiddleware:
     async def _token_login(
         self, scope: Scope, send: Send, query: dict[str, str], headers: Headers
     ) -> None:
-        """The printed URL: check the master token, sign this browser in, drop the token."""
+        """``/?token=…`` (scripts, tests): check the master token, sign in, drop the token."""
         if not self._matches(query.pop("token")):
             await _plain(send, 401, "Unauthorized: that token is not valid for this server.")
             return
@@ -212,7 +250,30 @@ class SecurityMiddleware:
         # protocol-relative redirect to another site.
         path = quote("/" + path.lstrip("/\\"), safe=_PATH_SAFE)
         location = path + (("?" + urlencode(query)) if query else "")
-        extra: list[tuple[bytes, bytes]] = []
+        await self._sign_in_and_go(send, location, headers)
+
+    async def _code_login(self, send: Send, code: str, headers: Headers) -> None:
+        """A link from ``angelia serve`` or ``angelia open``: good once, for 2 minutes.
+
+        It answers with a page that moves on to ``/`` itself rather than a redirect: the
+        browser opens the link from a file (``open.html``), and a redirect would carry that
+        cross-site start along, so the SameSite=Strict cookie just set would not be sent.
+        """
+        outcome = self.codes.redeem(code)
+        if outcome is not Outcome.OK:
+            await _refused_link(send, _CODE_REFUSED[outcome])
+            return
+        await self._sign_in(send, headers, 200, [(b"content-type", b"text/html; charset=utf-8")])
+        await send({"type": "http.response.body", "body": _SIGNED_IN_PAGE})
+
+    async def _sign_in_and_go(self, send: Send, location: str, headers: Headers) -> None:
+        await self._sign_in(send, headers, 303, [(b"location", location.encode())])
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _sign_in(
+        self, send: Send, headers: Headers, status: int, extra: list[tuple[bytes, bytes]]
+    ) -> None:
+        """Start the response that signs this browser in (sets its cookie)."""
         # A browser that is signed in already (the URL opened twice) keeps its sign-in.
         if await self._signed_in(headers) is None:
             agent = headers.get("user-agent", "")
@@ -221,15 +282,14 @@ class SecurityMiddleware:
                 f"{COOKIE_NAME}={secret}; HttpOnly; SameSite=Strict; Path=/; "
                 f"Max-Age={int(LIFETIME.total_seconds())}"
             )
-            extra.append((b"set-cookie", cookie.encode()))
+            extra = [*extra, (b"set-cookie", cookie.encode())]
         await send(
             {
                 "type": "http.response.start",
-                "status": 303,
-                "headers": [(b"location", location.encode()), *extra, *SECURITY_HEADERS],
+                "status": status,
+                "headers": [*extra, *SECURITY_HEADERS],
             }
         )
-        await send({"type": "http.response.body", "body": b""})
 
 
 def _same_origin(url: str, host: str) -> bool:
@@ -267,20 +327,40 @@ async def _plain(send: Send, status: int, text: str) -> None:
     await send({"type": "http.response.body", "body": text.encode()})
 
 
+async def _refused_link(send: Send, why: str) -> None:
+    """A page a person reads: why the link did not sign them in, and what to do."""
+    body = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>Sign-in link refused — Angelia</title></head>\n<body><main>"
+        "<h1>This link did not sign you in</h1>"
+        f"<p>{html.escape(why)}</p>"
+        "<p>To sign this browser in, run <code>angelia open</code> on the computer where "
+        "Angelia runs: it opens a new link.</p></main></body></html>\n"
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [(b"content-type", b"text/html; charset=utf-8"), *SECURITY_HEADERS],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 async def _unauthorized(send: Send, path: str) -> None:
     if path.startswith("/api/"):
         body = json.dumps(
             {
-                "detail": "Unauthorized: send 'Authorization: Bearer <token>' or open the URL "
-                "printed by 'angelia serve'."
+                "detail": "Unauthorized: send 'Authorization: Bearer <token>', or sign in with the "
+                "link 'angelia serve' printed or a new one from 'angelia open'."
             }
         ).encode()
         ctype = b"application/json"
     else:
         body = (
-            "Unauthorized. Open the URL that 'angelia serve' printed "
-            "(http://…:PORT/?token=…) to sign in."
-        ).encode()
+            b"Unauthorized. To sign in, open the link that 'angelia serve' printed, or run "
+            b"'angelia open' for a new one."
+        )
         ctype = b"text/plain; charset=utf-8"
     await send(
         {

@@ -30,7 +30,8 @@
     if (window.htmx) window.htmx.process(card);
   }
 
-  var source = new EventSource(cards.dataset.stream);
+  // Through static/js/link.js, which closes it when Angelia stops.
+  var source = window.Angelia.eventSource(cards.dataset.stream);
   source.addEventListener("ids", function (e) { keepOnly(JSON.parse(e.data).ids); showEmpty(); });
   source.addEventListener("card", function (e) { place(e.data); showEmpty(); });
   source.addEventListener("gone", function (e) {

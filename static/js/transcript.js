@@ -301,7 +301,8 @@
       }
       if (notice && noticeTimer === null) {
         noticeTimer = window.setTimeout(function () {
-          notice.hidden = false;
+          // Gone quiet meanwhile (static/js/link.js): its banner says so instead.
+          notice.hidden = A.linkHalted();
         }, RECONNECT_NOTICE_MS);
       }
     });

@@ -158,8 +158,10 @@ async def test_the_first_hour(
             first.data_dir, tmp_path, port=first.port, host=None, env=dict(os.environ)
         ).start()
         assert second.url == first.url
-        # The tab left open catches up by itself, and a fresh load agrees with it.
+        # The tab left open went quiet when Angelia stopped (another program could have
+        # taken the port); its Reconnect button brings it back, and a fresh load agrees.
         not_running = re.compile("interrupted|idle")
+        await page.get_by_role("button", name="Reconnect").click()
         await assert_chrome(page, sid, FIRST, not_running)
         await page.reload()
         await assert_chrome(page, sid, FIRST, not_running)

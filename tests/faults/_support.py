@@ -23,8 +23,10 @@ class ServerProcess:
 
     By default the checkout's ``python -m app.cli`` runs in the checkout; ``command``, ``cwd``
     and ``env`` run another ``angelia`` elsewhere (an installed one, say). ``host`` None
-    leaves the address to ``angelia serve`` (its per-install one): ``url`` and
-    ``signin_url`` are then read from the URL it prints.
+    leaves the address to ``angelia serve`` (its per-install one): ``url`` is then read
+    from the link it prints. ``signin_url`` is the ``/?token=`` URL a script would use;
+    ``printed_link`` the single-use one ``angelia serve`` printed. With ``browser`` set,
+    ``serve`` opens a browser (the ``BROWSER`` of ``env`` says which).
     """
 
     def __init__(
@@ -37,6 +39,7 @@ class ServerProcess:
         cwd: Path = REPO,
         env: dict[str, str] | None = None,
         host: str | None = "127.0.0.1",
+        browser: bool = False,
     ) -> None:
         self.data_dir = data_dir
         self.port = port or free_port()
@@ -47,13 +50,17 @@ class ServerProcess:
         self.command = command or [sys.executable, "-m", "app.cli"]
         self.cwd = cwd
         self.env = os.environ if env is None else env
+        self.browser = browser
+        self.printed_link = ""
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> ServerProcess:
         env = {**self.env, "ANGELIA_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
         env.pop("ANGELIA_DATA_DIR", None)
         argv = [*self.command, "serve", "--port", str(self.port)]
-        argv += ["--data-dir", str(self.data_dir), "--no-browser"]
+        argv += ["--data-dir", str(self.data_dir)]
+        if not self.browser:
+            argv.append("--no-browser")
         if self.host:
             argv += ["--host", self.host]
         with open(self.log_path, "ab") as log:
@@ -68,6 +75,7 @@ class ServerProcess:
                 continue
             try:
                 if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
+                    self._read_printed_url()  # printed before it listened
                     return self
             except httpx.TransportError:
                 pass
@@ -75,10 +83,11 @@ class ServerProcess:
         raise AssertionError(f"server did not start: {self.log()}")
 
     def _read_printed_url(self) -> None:
-        found = re.search(r"^Open (http://\S+?)/\?token=\S+$", self.log(), re.MULTILINE)
+        found = re.search(r"^Open (http://\S+?)/signin\?code=\S+$", self.log(), re.MULTILINE)
         if found:
-            self.signin_url = found.group(0).removeprefix("Open ")
-            self.url = found.group(1)
+            self.printed_link = found.group(0).removeprefix("Open ")
+            self.url = self.url or found.group(1)
+            self.signin_url = f"{self.url}/?token={TOKEN}"
 
     @property
     def pid(self) -> int:

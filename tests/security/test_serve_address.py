@@ -115,5 +115,7 @@ def test_serve_falls_back_to_127_0_0_1_with_a_warning(tmp_path: Path) -> None:
     kept = (tmp_path / "data" / "loopback-address").read_text().strip()
     assert warning.startswith(f"{SHARED_WARNING} because this system does not route {kept}")
     assert "sign-in cookie" in warning
-    assert opened.strip() == f"Open http://127.0.0.1:{port}/?token={TOKEN}"
+    link = rf"Open http://127\.0\.0\.1:{port}/signin\?code=[\w-]{{43}}"
+    assert re.fullmatch(link, opened.strip())
+    assert TOKEN not in opened
     assert re.fullmatch(r"127\.\d+\.\d+\.\d+", kept)

@@ -330,6 +330,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/vendor/htmx.min.js",
         "/static/vendor/sse.js",
         "/static/js/core.js",
+        "/static/js/link.js",
         "/static/js/page.js",
         "/static/js/cards.js",
         "/static/js/menu.js",

@@ -204,6 +204,11 @@ class EventLog:
         with self._lock:
             self._next_seq.pop(session_id, None)
 
+    @property
+    def streams_closed(self) -> bool:
+        """True once the server is stopping (close_streams was called)."""
+        return self._streams_closed
+
     def close_streams(self) -> None:
         """End every live stream now and any opened later: the server is stopping, and
         an open stream would otherwise hold its connection (and the shutdown) forever."""

@@ -19,6 +19,7 @@ from app.web.board.api import CompareIn
 from app.web.board.view import cards, events
 from app.web.context import base_context, first_error
 from app.web.deps import AppState, StateDep
+from app.web.stopping import stopped_event
 
 router = APIRouter(include_in_schema=False)
 FORM_ROWS = 4
@@ -67,6 +68,8 @@ async def live(request: Request, state: StateDep) -> AsyncIterator[ServerSentEve
         state, request, lambda card: template.render(card=card, csrf_token=csrf)
     ):
         yield event
+    if (last := stopped_event(state.events)) is not None:
+        yield last
 
 
 def _runs(form: dict[str, str]) -> list[dict[str, Any]]:

@@ -43,15 +43,23 @@ from app.services.store import search, store
 from app.web.chat.streaming import replay_then_follow
 from app.web.deps import MAX_SEQ, LastEventIdDep, SessionIdDep, StateDep, aware_utc
 from app.web.history.terminal import refuse_if_followed
+from app.web.security import link_proof
 
 router = APIRouter(prefix="/api")
 QueueSeq = Annotated[int, Path(ge=1, le=MAX_SEQ)]
 
 
 @router.get("/health", tags=["meta"])
-async def health() -> dict[str, Any]:
-    """Liveness probe; needs no token."""
-    return {"ok": True, "version": __version__}
+async def health(
+    state: StateDep, challenge: Annotated[str | None, Query(max_length=64)] = None
+) -> dict[str, Any]:
+    """Liveness probe; needs no token. With ``challenge``, also ``proof`` that this is the
+    server the asking page came from (a page that lost its server sends its cookie again
+    only to one that answers it; see static/js/link.js)."""
+    answer: dict[str, Any] = {"ok": True, "version": __version__}
+    if challenge is not None:
+        answer["proof"] = link_proof(state.token, challenge)
+    return answer
 
 
 @router.get("/backends", tags=["meta"])

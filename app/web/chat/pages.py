@@ -31,6 +31,7 @@ from app.web.context import SIDEBAR_SESSIONS, base_context, first_error
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
 from app.web.formatting import shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
+from app.web.stopping import stopped_event
 from app.web.transcript import (
     fold_events,
     render_event,
@@ -280,6 +281,8 @@ async def live(
             shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
         html = render_event(state.templates, shown, install_hint=install_hint, cwd=cwd)
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
+    if (last := stopped_event(state.events)) is not None:
+        yield last
 
 
 @router.post("/sessions/{session_id}/messages", response_model=None)
