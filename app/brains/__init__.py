@@ -97,7 +97,7 @@ def check_profile(
 
 def _load_builtins() -> None:
     # Imported lazily so that importing the package does not import every backend.
-    from app.brains import (  # noqa: F401
+    from app.brains.acp.agents import (  # noqa: F401
         claude_acp,
         codex,
         copilot,
