@@ -1,5 +1,5 @@
 """Property tests of the ACP side: session/update lines folded into events, and the
-file-system confinement of agent requests (app/brains/acp/updates.py, acp_client.py)."""
+file-system confinement of agent requests (app/brains/acp/updates.py and client.py)."""
 
 from __future__ import annotations
 

@@ -124,7 +124,7 @@ def check_servers(servers: dict[str, Any], agent: str) -> None:
     Raises:
         BrainStartError: A server is malformed (named, with what is wrong).
     """
-    # Imported here so that listing the backends does not load the SDK (see acp.py).
+    # Imported here so that listing the backends does not load the SDK (see acp/brain.py).
     from acp.schema import McpCapabilities
 
     from app.brains.acp.client import acp_mcp_servers

@@ -169,7 +169,7 @@ class PiBrain(AcpBrain):
         super()._close_events()
 
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
-        # Imported here so that listing the backends does not load the SDK (see acp.py).
+        # Imported here so that listing the backends does not load the SDK (see acp/brain.py).
         from acp.schema import CurrentModeUpdate, ToolCallProgress, ToolCallStart
 
         if isinstance(update, CurrentModeUpdate):
