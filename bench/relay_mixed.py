@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from relay import (
+from relay_parts import (
     REPO,
     TARGET_HEALTH_P99_MS,
     TARGET_P99_MS,

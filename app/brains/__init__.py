@@ -97,8 +97,7 @@ def check_profile(
 
 def _load_builtins() -> None:
     # Imported lazily so that importing the package does not import every backend.
-    from app.brains import (  # noqa: F401
-        claude,
+    from app.brains.acp.agents import (  # noqa: F401
         claude_acp,
         codex,
         copilot,
@@ -108,6 +107,7 @@ def _load_builtins() -> None:
         qwen,
     )
     from app.brains.catalog import catalog_brains
+    from app.brains.claude import brain  # noqa: F401
 
     for brain_cls in catalog_brains():
         register(brain_cls)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, cast
 
-from app.brains.acp import AcpBrain
+from app.brains.acp.brain import AcpBrain
 from app.brains.base import Capability
 
 __all__ = ["CatalogEntry", "CatalogError", "brain_class", "catalog_brains", "load_catalog"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.brains.base import Brain, BrainConfig
-from app.brains.claude import ClaudeBrain
+from app.brains.claude.brain import ClaudeBrain
 from app.brains.events import BrainEvent
 
 FAKE_CLAUDE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"

@@ -25,9 +25,9 @@ from acp import RequestError
 from acp.schema import LoadSessionResponse, PermissionOption, ToolCallUpdate
 
 from app.brains import get_brain_class
-from app.brains.acp import AcpBrain
-from app.brains.acp_session import AcpSession
-from app.brains.acp_updates import UpdateMapper
+from app.brains.acp.brain import AcpBrain
+from app.brains.acp.session import AcpSession
+from app.brains.acp.updates import UpdateMapper
 from app.brains.base import PermissionAnswer
 from app.brains.events import (
     AssistantText,

@@ -15,8 +15,8 @@ from acp.schema import AllowedOutcome, McpCapabilities
 from acp.schema import PermissionOption as AcpPermissionOption
 
 from app.brains import available_backends, check_profile, get_brain_class
-from app.brains.acp import AcpBrain
-from app.brains.acp_client import AcpClient, acp_mcp_servers, app_options, permission_response
+from app.brains.acp.brain import AcpBrain
+from app.brains.acp.client import AcpClient, acp_mcp_servers, app_options, permission_response
 from app.brains.base import Capability, PermissionAnswer
 from app.brains.catalog import CatalogError, load_catalog
 from app.brains.events import (

@@ -1,5 +1,5 @@
 """Claude Code's ACP adapter gets the profile's MCP servers in a private file it keeps
-while it runs (app/brains/claude_acp.py), played by the fake ACP agent."""
+while it runs (app/brains/acp/agents/claude_acp.py), played by the fake ACP agent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.brains.claude_acp import ClaudeAcpBrain
+from app.brains.acp.agents.claude_acp import ClaudeAcpBrain
 from app.errors import BrainStartError
 from tests.fakes.fake_acp_agent import FakeAcpFiles
 

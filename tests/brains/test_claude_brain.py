@@ -11,7 +11,7 @@ import pytest
 
 from app.brains import get_brain_class
 from app.brains.base import Capability, PermissionAnswer
-from app.brains.claude import ClaudeBrain
+from app.brains.claude.brain import ClaudeBrain
 from app.brains.events import (
     AssistantText,
     BackendSession,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.brains.claude_protocol import ClaudeStreamParser
+from app.brains.claude.protocol import ClaudeStreamParser
 from app.brains.events import Compacted, Usage
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.brains.claude_protocol import offered_models
-from app.brains.claude_wire import set_model_request
+from app.brains.claude.protocol import offered_models
+from app.brains.claude.wire import set_model_request
 
 
 def test_models_from_the_initialize_reply_skip_entries_without_a_value() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.brains.claude_protocol import ClaudeStreamParser, PermissionPrompt
+from app.brains.claude.protocol import ClaudeStreamParser, PermissionPrompt
 from app.brains.events import ToolCall
 
 QUESTION_INPUT = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.brains.claude_protocol import ClaudeStreamParser
+from app.brains.claude.protocol import ClaudeStreamParser
 from app.brains.events import AssistantText, TaskUpdate, TextDelta, ToolCall, ToolResult
 
 

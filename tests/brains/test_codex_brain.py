@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from app.brains import get_brain_class
-from app.brains.acp import AcpBrain
+from app.brains.acp.brain import AcpBrain
 from app.brains.events import ToolCall, ToolResult, TurnEnded
 from app.errors import BrainStartError
 from tests.brains.conftest import EventRecorder

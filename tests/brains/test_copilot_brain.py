@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from app.brains.acp.agents.copilot import CopilotBrain, copilot_mcp_config, repo_hooks
 from app.brains.base import BrainConfig
-from app.brains.copilot import CopilotBrain, copilot_mcp_config, repo_hooks
 from app.errors import BrainStartError
 
 

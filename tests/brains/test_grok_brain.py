@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.brains import get_brain_class
+from app.brains.acp.agents.grok import GrokBrain
 from app.brains.base import Capability, PermissionAnswer
 from app.brains.events import (
     AssistantText,
@@ -19,7 +20,6 @@ from app.brains.events import (
     ToolResult,
     TurnEnded,
 )
-from app.brains.grok import GrokBrain
 from app.errors import AgentNotFoundError, BrainStartError, ValidationFailed
 from tests.brains.conftest import EventRecorder
 from tests.fakes.fake_acp_agent import FakeAcpFiles

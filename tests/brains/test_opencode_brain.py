@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from app.brains import BrainConfig, check_profile, get_brain_class
-from app.brains.opencode import CONFIG_VARIABLE, OpenCodeBrain
+from app.brains.acp.agents.opencode import CONFIG_VARIABLE, OpenCodeBrain
 from app.errors import BrainStartError
 
 

@@ -14,8 +14,8 @@ import pytest
 from acp.schema import ToolCallUpdate
 
 from app.brains import get_brain_class
+from app.brains.acp.agents.pi import GATE_FILE, GATE_MARKER, PiBrain, gate_question, write_gate
 from app.brains.base import Capability
-from app.brains.pi import GATE_FILE, GATE_MARKER, PiBrain, gate_question, write_gate
 from tests.brains.conftest import EventRecorder
 from tests.fakes.fake_acp_agent import FakeAcpFiles
 

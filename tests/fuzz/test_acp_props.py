@@ -1,5 +1,5 @@
 """Property tests of the ACP side: session/update lines folded into events, and the
-file-system confinement of agent requests (app/brains/acp_updates.py, acp_client.py)."""
+file-system confinement of agent requests (app/brains/acp/updates.py and client.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-acp_updates = pytest.importorskip("app.brains.acp_updates")
-acp_client = pytest.importorskip("app.brains.acp_client")
+acp_updates = pytest.importorskip("app.brains.acp.updates")
+acp_client = pytest.importorskip("app.brains.acp.client")
 acp_schema = pytest.importorskip("acp.schema")
 
 from app.brains.events import BrainEvent  # noqa: E402

@@ -1,4 +1,4 @@
-"""Property tests of Claude Code's stream-json parser (app/brains/claude_protocol.py).
+"""Property tests of Claude Code's stream-json parser (app/brains/claude/protocol.py).
 
 Whatever a stdout line holds, ``ClaudeStreamParser.parse`` returns a list of known items
 and never raises, and every event it yields can be stored (JSON without NaN/Infinity).
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.brains.claude_protocol import (
+from app.brains.claude.protocol import (
     ClaudeStreamParser,
     ControlReply,
     Outgoing,

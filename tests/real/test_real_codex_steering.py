@@ -1,7 +1,7 @@
 """A message sent "now" reaches the real Codex (codex-acp 2.6.0) inside the running turn.
 
 codex-acp advertises steering and takes it as the ``_session/steering`` extension request
-(``app/brains/acp_steer.py``). The fake model scripts a slow command; the message sent
+(``app/brains/acp/steer.py``). The fake model scripts a slow command; the message sent
 while it runs must be in the model's next request of that same turn, before its end.
 """
 

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.brains.opencode import OpenCodeBrain
+from app.brains.acp.agents.opencode import OpenCodeBrain
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer

@@ -2,7 +2,7 @@
 
 pi (``@earendil-works/pi-coding-agent``) runs on Node.js 22 from the CLI cache; pi-acp
 starts it as ``pi --mode rpc`` from PATH, which the backend wraps so that Angelia's
-permission gate (``app/brains/pi_gate.ts``) is loaded with ``-e``. Each test gets a fresh
+permission gate (``app/brains/acp/agents/pi_gate.ts``) is loaded with ``-e``. Each test gets a fresh
 HOME whose ``~/.pi/agent`` points a ``fake`` provider at the scripted fake model server
 (OpenAI chat.completions) and drives the app through its public HTTP API. The fixtures
 (``common``) serve ``test_real_pi_permissions.py`` too, which tests the gate's questions.

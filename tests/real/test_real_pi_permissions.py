@@ -1,6 +1,6 @@
 """The real pi asking Angelia before its tools, through the gate extension.
 
-pi runs every tool unasked; Angelia's pi backend loads ``app/brains/pi_gate.ts`` with
+pi runs every tool unasked; Angelia's pi backend loads ``app/brains/acp/agents/pi_gate.ts`` with
 ``pi -e``, which asks through ``ctx.ui.confirm`` (pi-acp: ``session/request_permission``
 with yes / no) and blocks the call unless the answer is yes. Fixtures and helpers are
 ``tests/real/common.py``'s, which has the offline set-up.

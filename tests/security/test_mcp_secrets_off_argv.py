@@ -32,7 +32,7 @@ HTTP = {
     "url": "http://127.0.0.1:9/mcp",
     "headers": {"Authorization": f"Bearer {SECRET_HEADER}"},
 }
-# pi takes stdio servers only (app/brains/pi.py).
+# pi takes stdio servers only (app/brains/acp/agents/pi.py).
 STDIO_ONLY = {"pi"}
 # gemini starts no per-session MCP server (catalog.toml), so a profile cannot have one.
 NO_MCP = {"gemini"}

@@ -2,8 +2,10 @@
 
 Each layer imports only the ones below it, the groups inside ``app/services/`` and
 ``app/web/`` depend on each other one way only, and nothing imports a private name from
-another module. Only imports that run when a module is loaded count for cycles; a lazy
-import inside a function still counts for the layer rules.
+another module. Every import is an arrow a reader follows, so every import counts, for
+the layer rules and for circles alike: one inside a function, and one only for the type
+checker (``if TYPE_CHECKING:``), too. The benchmarks in ``bench/`` import each other by
+their bare names (the folder is their ``sys.path[0]``) and may form no circle either.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 from tests.security._support import REPO
 
 APP = REPO / "app"
+BENCH = REPO / "bench"
 # Which packages each layer may not import, lowest layer first.
 FORBIDDEN = {
     "app.transport": ("app.brains", "app.db", "app.services", "app.web"),
@@ -32,7 +35,6 @@ class Import:
     source: str  # the importing module
     target: str  # the module imported (a package's name when a name comes from its __init__)
     names: tuple[str, ...]  # what ``from … import`` takes from it
-    at_load: bool  # runs when the module is loaded (not in a function, not TYPE_CHECKING-only)
 
 
 def module_name(path: Path) -> str:
@@ -47,34 +49,20 @@ def _resolve(module: str, name: str) -> str:
     return f"{module}.{name}" if f"{module}.{name}" in MODULES else module
 
 
-def _deferred(node: ast.AST) -> bool:
-    """Whether code under ``node`` does not run when its module loads."""
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        return True
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
-def _walk(node: ast.AST, at_load: bool) -> Iterator[tuple[ast.AST, bool]]:
-    for child in ast.iter_child_nodes(node):
-        inner = at_load and not _deferred(child)
-        yield child, inner
-        yield from _walk(child, inner)
-
-
 def imports() -> Iterator[Import]:
     for source, path in MODULES.items():
         package = source if path.name == "__init__.py" else source.rpartition(".")[0]
-        for node, at_load in _walk(ast.parse(path.read_text(encoding="utf-8")), True):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    yield Import(source, alias.name, (), at_load)
+                    yield Import(source, alias.name, ())
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
                     anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                     base = ".".join([*anchor, base] if base else anchor)
                 for alias in node.names:
-                    yield Import(source, _resolve(base, alias.name), (alias.name,), at_load)
+                    yield Import(source, _resolve(base, alias.name), (alias.name,))
 
 
 ALL = [i for i in imports() if i.target == "app" or i.target.startswith("app.")]
@@ -136,12 +124,31 @@ def _cycle(edges: dict[str, set[str]]) -> list[str]:
     return []
 
 
-def test_no_import_cycle_between_modules() -> None:
+def bench_imports() -> Iterator[tuple[str, str]]:
+    """(importer, imported) for each import of one benchmark script by another."""
+    scripts = {p.stem for p in BENCH.glob("*.py")}
+    for path in BENCH.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                targets = [node.module]
+            else:
+                continue
+            yield from ((path.stem, t) for t in targets if t in scripts and t != path.stem)
+
+
+def app_imports() -> Iterator[tuple[str, str]]:
+    # A package's __init__ runs before its modules, so importing it is no circle.
+    return ((i.source, i.target) for i in ALL if not within(i.source, i.target))
+
+
+@pytest.mark.parametrize("where", ["app", "bench"])
+def test_no_import_circle(where: str) -> None:
     edges: dict[str, set[str]] = {}
-    for i in ALL:
-        # A package's __init__ runs before its modules, so importing it is no cycle.
-        if i.at_load and i.target != i.source and not within(i.source, i.target):
-            edges.setdefault(i.source, set()).add(i.target)
+    for source, target in app_imports() if where == "app" else bench_imports():
+        edges.setdefault(source, set()).add(target)
+    assert edges  # the imports were read at all
     assert _cycle(edges) == []
 
 

@@ -37,5 +37,9 @@ def test_the_command_starts_without_the_web_stack(args: list[str], tmp_path: Pat
 def test_doctor_lists_the_acp_backends_without_the_acp_sdk(args: list[str], tmp_path: Path) -> None:
     modules = imported(args, tmp_path)
     # The ACP backends are still listed (their brain modules load), the SDK is not.
-    assert {"app.brains.acp", "app.brains.opencode", "app.brains.pi"} <= modules
+    assert {
+        "app.brains.acp.brain",
+        "app.brains.acp.agents.opencode",
+        "app.brains.acp.agents.pi",
+    } <= modules
     assert [m for m in ACP_SDK if m in modules] == []

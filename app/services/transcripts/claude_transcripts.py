@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from app.brains.claude_protocol import ClaudeStreamParser
+from app.brains.claude.protocol import ClaudeStreamParser
 from app.brains.events import BrainEvent, TurnEnded
 from app.services.store.store import title_from_message
 from app.services.transcripts.claude_reader import JsonDict, RawLine, Transcript

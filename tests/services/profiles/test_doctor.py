@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.brains.claude import ClaudeBrain
+from app.brains.claude.brain import ClaudeBrain
 from app.db.engine import open_database
 from app.db.models import Profile
 from app.schemas import ProfileCreate

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from app.brains.claude import ClaudeBrain
+from app.brains.claude.brain import ClaudeBrain
 from app.db.engine import open_database
 from app.schemas import ProfileCreate
 from app.services.store import store

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from app.brains.claude import ClaudeBrain
+from app.brains.claude.brain import ClaudeBrain
 from tests.conftest import FAKE_CLAUDE, TOKEN, LiveServer, write_scenario
 
 SECRET = "sk-do-not-show-0123456789"

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from app.brains.claude import ClaudeBrain
+from app.brains.claude.brain import ClaudeBrain
 from tests.helpers import fake_cli
 from tests.security._support import REPO
 

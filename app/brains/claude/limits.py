@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from app.brains.claude_fields import as_number
+from app.brains.claude.fields import as_number
 from app.brains.events import JsonDict, RateLimit
 
 __all__ = ["rate_limit_event"]

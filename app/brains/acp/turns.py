@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from acp import RequestError
 from acp.schema import PromptResponse
 
-from app.brains.acp_answers import turn_ended
-from app.brains.acp_session import AcpSession
-from app.brains.acp_updates import UpdateMapper
+from app.brains.acp.answers import turn_ended
+from app.brains.acp.session import AcpSession
+from app.brains.acp.updates import UpdateMapper
 from app.brains.base import ImageData
 from app.brains.events import BrainError, BrainEvent, TurnEnded
 

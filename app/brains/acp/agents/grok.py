@@ -12,7 +12,7 @@ What the real CLI (0.2.111) does, and so what this brain does (docs/backends.md)
   effect: such profiles and rules are refused (``runs_unasked``).
 - Refusing one of its questions ends the whole turn (``cancelled``); the turn's end says
   so. A reopened session (``session/load``) keeps its own model whatever ``-m`` says, so
-  the model is chosen again by ``session/set_model`` (see acp_models).
+  the model is chosen again by ``session/set_model`` (see models).
 - Per-session MCP servers from ``session/new``/``session/load`` are started by grok and
   called through its ``use_tool`` tool. They connect only after the session has opened
   (``_x.ai/mcp/init_progress``, then ``_x.ai/mcp_initialized`` once each has connected or
@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from app.brains import register
-from app.brains.acp import APP_KEPT_MODES, AcpBrain
+from app.brains.acp.brain import APP_KEPT_MODES, AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainError, BrainEvent, PermissionAsked, ToolCall
 

@@ -41,7 +41,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from app.brains.acp_tools import ToolState, content_text
+from app.brains.acp.tools import ToolState, content_text
 from app.brains.events import (
     AssistantText,
     BrainEvent,

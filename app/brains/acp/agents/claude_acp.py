@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from app.brains import register
-from app.brains.acp import AcpBrain
+from app.brains.acp.brain import AcpBrain
 from app.brains.base import BrainConfig
 from app.brains.private_files import write_private
 from app.errors import BrainStartError
@@ -124,9 +124,9 @@ def check_servers(servers: dict[str, Any], agent: str) -> None:
     Raises:
         BrainStartError: A server is malformed (named, with what is wrong).
     """
-    # Imported here so that listing the backends does not load the SDK (see acp.py).
+    # Imported here so that listing the backends does not load the SDK (see acp/brain.py).
     from acp.schema import McpCapabilities
 
-    from app.brains.acp_client import acp_mcp_servers
+    from app.brains.acp.client import acp_mcp_servers
 
     acp_mcp_servers(servers, McpCapabilities(http=True, sse=True), agent=agent)

@@ -43,15 +43,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from app.brains import register
-from app.brains.acp import AcpBrain
-from app.brains.base import BrainConfig, BrainFacts, Capability
-from app.brains.codex_rules import (
+from app.brains.acp.agents.codex_rules import (
     deny_refusal,
     forbidden_prefix,
     mcp_denials,
     mcp_tables,
     write_rules,
 )
+from app.brains.acp.brain import AcpBrain
+from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.brains.private_files import write_private
 from app.errors import BrainStartError

@@ -2,9 +2,9 @@
 
 Layers: ``AgentProcess`` owns the child (own process group, death signal, drained
 stderr), ``AcpSession`` speaks the protocol through the SDK's connection,
-``TurnRunner`` (``acp_turns``) runs the turns, ``PermissionDesk`` (``acp_questions``)
+``TurnRunner`` (``turns``) runs the turns, ``PermissionDesk`` (``questions``)
 asks the user the agent's permission questions, and this brain starts and stops it all
-and decides which questions may be asked (``acp_modes`` maps the app's permission modes
+and decides which questions may be asked (``modes`` maps the app's permission modes
 to the agent's). Start-up is ``initialize`` →
 ``session/new`` (or ``session/resume`` / ``session/load`` for a known session) → the
 profile's permission mode; each ``send()`` is one ``session/prompt``, queued behind
@@ -23,8 +23,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from app.brains.acp_modes import APP_KEPT_MODES, agent_mode, kept_by_app, require_mode
-from app.brains.acp_steer import steer_turn
+from app.brains.acp.modes import APP_KEPT_MODES, agent_mode, kept_by_app, require_mode
+from app.brains.acp.steer import steer_turn
 from app.brains.base import (
     Brain,
     BrainConfig,
@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from acp.schema import PermissionOption as AcpPermissionOption
     from acp.schema import RequestPermissionResponse, ToolCallUpdate
 
-    from app.brains.acp_client import ProcessTransport
-    from app.brains.acp_updates import ConfigOption, SessionUpdate
+    from app.brains.acp.client import ProcessTransport
+    from app.brains.acp.updates import ConfigOption, SessionUpdate
 
 log = logging.getLogger(__name__)
 
@@ -115,11 +115,11 @@ class AcpBrain(Brain):
     def __init__(self, config: BrainConfig) -> None:
         # The SDK and its generated models load here, not at import: listing the backends
         # (``angelia doctor``, the backends page) needs only the class attributes.
-        from app.brains.acp_client import AcpClient
-        from app.brains.acp_questions import PermissionDesk
-        from app.brains.acp_session import AcpSession
-        from app.brains.acp_turns import AgentInfo, TurnRunner
-        from app.brains.acp_updates import UpdateMapper
+        from app.brains.acp.client import AcpClient
+        from app.brains.acp.questions import PermissionDesk
+        from app.brains.acp.session import AcpSession
+        from app.brains.acp.turns import AgentInfo, TurnRunner
+        from app.brains.acp.updates import UpdateMapper
 
         super().__init__(config)
         self._process = AgentProcess(name=self.label, install_hint=self.install_hint)
@@ -213,7 +213,7 @@ class AcpBrain(Brain):
         self._started = True
         env = build_env(os.environ, self.launch_env())
         await self._process.start(self.build_argv(), cwd=self._session.cwd, env=env)
-        from app.brains.acp_client import ProcessTransport
+        from app.brains.acp.client import ProcessTransport
 
         self._transport = ProcessTransport(self._process)
         self._session.connect(self._client, self._transport)
@@ -300,7 +300,7 @@ class AcpBrain(Brain):
         await self._session.set_model(model)
 
     def steer_limit(self) -> str:
-        # Known once the agent has answered initialize (acp_steer says how it is offered).
+        # Known once the agent has answered initialize (steer says how it is offered).
         return "" if self._session.steering else steer_refusal(self.label)
 
     async def steer(self, text: str, *, message_id: str) -> None:
@@ -319,8 +319,8 @@ class AcpBrain(Brain):
     ) -> RequestPermissionResponse:
         from acp import RequestError
 
-        from app.brains.acp_client import CANCELLED
-        from app.brains.acp_questions import allows
+        from app.brains.acp.client import CANCELLED
+        from app.brains.acp.questions import allows
 
         if session_id != self._session.session_id:
             raise RequestError.invalid_params({"sessionId": session_id, "reason": "unknown"})
@@ -342,7 +342,7 @@ class AcpBrain(Brain):
         """The user's message for an exception during start-up (None: re-raise it)."""
         from acp import RequestError
 
-        from app.brains.acp_session import RESOURCE_NOT_FOUND
+        from app.brains.acp.session import RESOURCE_NOT_FOUND
 
         if isinstance(exc, AppError):
             return exc.message

@@ -4,7 +4,7 @@
 for the tool call it is about, waits for the user's answer, and says
 ``PermissionCancelled`` for every question that goes away unanswered. Which questions may
 be asked at all (the right session, no cancel or history replay under way) stays with the
-brain; the questions themselves are kept by ``OpenQuestions`` (``acp_client``).
+brain; the questions themselves are kept by ``OpenQuestions`` (``client``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from acp.schema import AllowedOutcome, RequestPermissionResponse, ToolCallUpdate
 from acp.schema import PermissionOption as AcpPermissionOption
 
-from app.brains.acp_client import OpenQuestions, app_options
-from app.brains.acp_updates import UpdateMapper
+from app.brains.acp.client import OpenQuestions, app_options
+from app.brains.acp.updates import UpdateMapper
 from app.brains.base import PermissionAnswer
 from app.brains.events import BrainEvent, PermissionAsked, PermissionCancelled
 

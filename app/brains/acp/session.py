@@ -3,8 +3,8 @@
 ``AcpSession`` knows the ACP requests (``initialize``, ``session/new`` / ``resume`` /
 ``load``, modes, config options, ``prompt``, ``cancel``) and where each
 ``session/update`` goes; it knows nothing of processes, turns or permissions, which
-stay with the brain (``acp_answers`` reads a ``session/prompt`` answer for it). Which
-mode, model and effort a session runs with is decided in ``acp_choices``, which asks
+stay with the brain (``answers`` reads a ``session/prompt`` answer for it). Which
+mode, model and effort a session runs with is decided in ``choices``, which asks
 for them through ``switch_mode``, ``set_option`` and ``control``.
 
 Updates are routed by session id. Until ``session/new`` has answered, the id is not
@@ -41,14 +41,14 @@ from acp.schema import (
 )
 
 from app import __version__
-from app.brains import acp_choices
-from app.brains.acp_answers import error_reason
-from app.brains.acp_client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
-from app.brains.acp_mentions import resource_blocks
-from app.brains.acp_models import AgentModels, agent_models
-from app.brains.acp_modes import ASKING_MODE
-from app.brains.acp_steer import advertises_steering
-from app.brains.acp_updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
+from app.brains.acp import choices
+from app.brains.acp.answers import error_reason
+from app.brains.acp.client import AcpClient, McpServer, ProcessTransport, acp_mcp_servers
+from app.brains.acp.mentions import resource_blocks
+from app.brains.acp.models import AgentModels, agent_models
+from app.brains.acp.modes import ASKING_MODE
+from app.brains.acp.steer import advertises_steering
+from app.brains.acp.updates import ConfigOption, SessionUpdate, UpdateMapper, select_values
 from app.brains.base import BrainConfig, ImageData
 from app.brains.events import (
     BackendSession,
@@ -60,7 +60,7 @@ from app.errors import BrainStartError
 
 log = logging.getLogger(__name__)
 
-# ASKING_MODE (now in acp_modes) stays importable from here.
+# ASKING_MODE (now in modes) stays importable from here.
 __all__ = ["ASKING_MODE", "AUTH_REQUIRED", "RESOURCE_NOT_FOUND", "AcpSession"]
 
 AUTH_REQUIRED = -32000
@@ -131,7 +131,7 @@ class AcpSession:
         return select_values(option) if option is not None else ()
 
     def connect(self, client: AcpClient, transport: ProcessTransport) -> None:
-        # A plain class on purpose (see acp_client); the SDK looks handlers up by name.
+        # A plain class on purpose (see client); the SDK looks handlers up by name.
         self._conn = connect_to_agent(cast(Client, client), transport)
 
     async def close(self) -> None:
@@ -199,7 +199,7 @@ class AcpSession:
             early, self._early = self._early, []
             for session_id, update in early:
                 self.route(session_id, update)
-        await acp_choices.apply_choices(
+        await choices.apply_choices(
             self, config, mode=mode, options=apply_profile, model_on_argv=model_on_argv
         )
 
@@ -260,11 +260,11 @@ class AcpSession:
 
     def models_offered(self) -> ModelsOffered | None:
         """The agent's model choices, from its ``model`` config option or model list."""
-        return acp_choices.models_offered(self)
+        return choices.models_offered(self)
 
     async def set_model(self, model: str) -> None:
-        """Select ``model`` (``acp_choices.set_model`` says how)."""
-        await acp_choices.set_model(self, model)
+        """Select ``model`` (``choices.set_model`` says how)."""
+        await choices.set_model(self, model)
 
     # -- requests ----------------------------------------------------------------------------
     async def switch_mode(self, mode_id: str) -> None:

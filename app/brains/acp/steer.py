@@ -10,16 +10,22 @@ of the adapter's own, so the app keeps the message's fate in its hands.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from app.errors import ConflictError
-
-if TYPE_CHECKING:
-    from app.brains.acp_session import AcpSession
 
 # ``ext_method`` adds the leading underscore that marks an extension method.
 STEERING_METHOD = "session/steering"
 INJECTED = "injected"
+
+
+class SteerableSession(Protocol):
+    """What steering needs of an open ACP session."""
+
+    @property
+    def label(self) -> str: ...
+    def sid(self) -> str: ...
+    async def extension(self, method: str, params: dict[str, Any], what: str) -> dict[str, Any]: ...
 
 
 def advertises_steering(meta: object) -> bool:
@@ -28,7 +34,7 @@ def advertises_steering(meta: object) -> bool:
     return isinstance(steering, dict) and steering.get("supported") is True
 
 
-async def steer_turn(session: AcpSession, text: str, *, running: bool) -> None:
+async def steer_turn(session: SteerableSession, text: str, *, running: bool) -> None:
     """Send ``text`` into the session's running turn.
 
     ``ConflictError`` when no turn runs or the agent did not put it into the turn.

@@ -2,34 +2,58 @@
 
 Once a session is open, ``apply_choices`` puts it in the wanted mode and selects the
 profile's model and effort, through the agent's config options or, for an agent that
-only lists its models (``acp_models``), ``session/set_model``; a setting the agent cannot
+only lists its models (``models``), ``session/set_model``; a setting the agent cannot
 take is said once as a ``BrainError`` rather than dropped unseen. ``set_model`` switches
 the model later, at the user's request. The requests themselves go through
-``AcpSession``.
+the session, which hands itself in as a ``ChoosingSession``: what these steps use of it.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from app.brains.acp_models import AgentModels, option_models
-from app.brains.acp_modes import ASKING_MODE
-from app.brains.acp_updates import select_values
+from app.brains.acp.models import AgentModels, option_models
+from app.brains.acp.modes import ASKING_MODE
+from app.brains.acp.updates import UpdateMapper, select_values
 from app.brains.base import BrainConfig
-from app.brains.events import BrainError, ModelsOffered
+from app.brains.events import BrainError, BrainEvent, ModelsOffered
 from app.errors import ValidationFailed
 
 if TYPE_CHECKING:
-    from app.brains.acp_session import AcpSession
+    # The SDK's own type only: loading the SDK stays with the session.
+    from acp.client.connection import ClientSideConnection
 
 log = logging.getLogger(__name__)
 
-__all__ = ["apply_choices", "models_offered", "set_model"]
+__all__ = ["ChoosingSession", "apply_choices", "models_offered", "set_model"]
+
+T = TypeVar("T")
+
+
+class ChoosingSession(Protocol):
+    """What choosing a mode, model and effort needs of an open ACP session."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def mapper(self) -> UpdateMapper: ...
+    @property
+    def listed_models(self) -> AgentModels | None: ...
+    @property
+    def available_modes(self) -> tuple[str, ...]: ...
+    @property
+    def conn(self) -> ClientSideConnection: ...
+    def sid(self) -> str: ...
+    def emit(self, event: BrainEvent, /) -> None: ...
+    async def switch_mode(self, mode_id: str) -> None: ...
+    async def set_option(self, config_id: str, value: str, what: str) -> None: ...
+    async def control(self, request: Awaitable[T], what: str) -> T: ...
 
 
 async def apply_choices(
-    session: AcpSession,
+    session: ChoosingSession,
     config: BrainConfig,
     *,
     mode: str,
@@ -49,7 +73,7 @@ async def apply_choices(
         session.emit(offered)
 
 
-def models_offered(session: AcpSession) -> ModelsOffered | None:
+def models_offered(session: ChoosingSession) -> ModelsOffered | None:
     """The agent's model choices, from its ``model`` config option or model list."""
     option = session.mapper.select_option("model")
     if option is None:
@@ -58,7 +82,7 @@ def models_offered(session: AcpSession) -> ModelsOffered | None:
     return option_models(option)
 
 
-async def set_model(session: AcpSession, model: str) -> None:
+async def set_model(session: ChoosingSession, model: str) -> None:
     """Select ``model`` through the agent's ``model`` config option (or its model list).
 
     Raises:
@@ -87,7 +111,7 @@ async def set_model(session: AcpSession, model: str) -> None:
         session.emit(offered)
 
 
-async def _apply_mode(session: AcpSession, wanted: str) -> None:
+async def _apply_mode(session: ChoosingSession, wanted: str) -> None:
     modes = session.available_modes
     if wanted in modes and wanted != session.mapper.mode_id:
         await session.switch_mode(wanted)
@@ -99,7 +123,7 @@ async def _apply_mode(session: AcpSession, wanted: str) -> None:
             await session.switch_mode(ASKING_MODE)
 
 
-async def _apply_choice(session: AcpSession, category: str, value: str | None) -> None:
+async def _apply_choice(session: ChoosingSession, category: str, value: str | None) -> None:
     """Select the profile's model (or effort) if the agent has such a config option."""
     option = session.mapper.select_option(category)
     if value and option is None and not (category == "model" and session.listed_models):
@@ -126,7 +150,7 @@ async def _apply_choice(session: AcpSession, category: str, value: str | None) -
     await session.set_option(option.id, value, f"{option.name.lower()} {value!r}")
 
 
-async def _apply_listed_model(session: AcpSession, model: str | None) -> None:
+async def _apply_listed_model(session: ChoosingSession, model: str | None) -> None:
     # Even when the profile's model went on the command line: a reopened session
     # keeps the model it had, so a later choice has to be asked for again.
     listed = session.listed_models
@@ -143,6 +167,6 @@ async def _apply_listed_model(session: AcpSession, model: str | None) -> None:
         await _switch_listed(session, listed, model)
 
 
-async def _switch_listed(session: AcpSession, listed: AgentModels, model: str) -> None:
+async def _switch_listed(session: ChoosingSession, listed: AgentModels, model: str) -> None:
     """``session/set_model`` for an agent that lists its models."""
     await session.control(listed.switch(session.conn, session.sid(), model), f"model {model!r}")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from app.brains import register
-from app.brains.acp import AcpBrain
+from app.brains.acp.brain import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.brains.mcp_names import McpNames
@@ -174,7 +174,7 @@ def copilot_mcp_config(
     """
     from acp.schema import HttpMcpServer, McpCapabilities, McpServerStdio, SseMcpServer
 
-    from app.brains.acp_client import acp_mcp_servers
+    from app.brains.acp.client import acp_mcp_servers
 
     checked = acp_mcp_servers(servers, McpCapabilities(http=True, sse=True), agent=agent, path=path)
     config: dict[str, Any] = {}

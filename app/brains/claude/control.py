@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from app.brains.claude_protocol import ControlReply
-from app.brains.claude_wire import new_request_id
+from app.brains.claude.protocol import ControlReply
+from app.brains.claude.wire import new_request_id
 from app.brains.events import JsonDict
 from app.errors import ProtocolError
 from app.transport import AgentProcess, ProcessNotRunningError

@@ -3,9 +3,9 @@
 The CLI writes one JSON object per line (``system``, ``stream_event``, ``assistant``,
 ``user``, ``result``, ``control_request``, ``control_response``,
 ``control_cancel_request``) and reads user messages and control frames on stdin
-(built in ``app.brains.claude_wire``). This module turns each stdout object into app
+(built in ``app.brains.claude.wire``). This module turns each stdout object into app
 events (``app.brains.events``) or small protocol objects the brain acts on; permission
-prompts are shaped in ``app.brains.claude_prompts``.
+prompts are shaped in ``app.brains.claude.prompts``.
 
 Wire reference: the Claude Agent SDK (``_internal/query.py``,
 ``_internal/message_parser.py``) and the CLI's own output.
@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.brains.claude_fields import as_dict, as_list, as_number, as_str
-from app.brains.claude_limits import rate_limit_event
-from app.brains.claude_prompts import PermissionPrompt, PromptShaper
-from app.brains.claude_usage import ContextMeter
-from app.brains.claude_wire import control_error, control_success, tool_kind, tool_title
+from app.brains.claude.fields import as_dict, as_list, as_number, as_str
+from app.brains.claude.limits import rate_limit_event
+from app.brains.claude.prompts import PermissionPrompt, PromptShaper
+from app.brains.claude.usage import ContextMeter
+from app.brains.claude.wire import control_error, control_success, tool_kind, tool_title
 from app.brains.events import (
     AssistantText,
     BrainEvent,
@@ -290,7 +290,7 @@ class ClaudeStreamParser:
         ]
 
     def _rate_limit(self, message: JsonDict) -> list[Parsed]:
-        """The plan limit the CLI read from the API's headers (app/brains/claude_limits.py)."""
+        """The plan limit the CLI read from the API's headers (app/brains/claude/limits.py)."""
         event = rate_limit_event(message)
         return [event] if event is not None else []
 

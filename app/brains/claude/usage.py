@@ -11,7 +11,7 @@ a context of their own and are not counted.
 
 from __future__ import annotations
 
-from app.brains.claude_fields import as_count, as_dict, as_str
+from app.brains.claude.fields import as_count, as_dict, as_str
 from app.brains.events import Compacted, JsonDict, Usage
 
 __all__ = ["ContextMeter"]
@@ -81,4 +81,3 @@ class ContextMeter:
             self._output = 0
         if output and (out := as_count(usage.get("output_tokens"))) is not None:
             self._output = out
-

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from app.brains import register
-from app.brains.acp import AcpBrain
+from app.brains.acp.brain import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.brains.mcp_names import McpNames

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.brains import register
-from app.brains.acp import AcpBrain
+from app.brains.acp.brain import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, PermissionAnswer
 from app.brains.events import BrainEvent, PermissionAsked, ToolCall
 from app.errors import BrainStartError
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from acp.schema import PermissionOption as AcpPermissionOption
     from acp.schema import RequestPermissionResponse, ToolCallUpdate
 
-    from app.brains.acp_updates import SessionUpdate
+    from app.brains.acp.updates import SessionUpdate
 
 __all__ = ["QwenBrain"]
 

@@ -25,9 +25,9 @@ from app.brains.base import (
     PermissionAnswer,
     RewindResult,
 )
-from app.brains.claude_control import ControlRequests
-from app.brains.claude_prompts import answer_frame
-from app.brains.claude_protocol import (
+from app.brains.claude.control import ControlRequests
+from app.brains.claude.prompts import answer_frame
+from app.brains.claude.protocol import (
     ClaudeStreamParser,
     ControlReply,
     Outgoing,
@@ -38,8 +38,8 @@ from app.brains.claude_protocol import (
     offered_commands,
     offered_models,
 )
-from app.brains.claude_steer import SteerBook
-from app.brains.claude_wire import (
+from app.brains.claude.steer import SteerBook
+from app.brains.claude.wire import (
     command_line,
     initialize_request,
     interrupt_request,
@@ -208,7 +208,7 @@ class ClaudeBrain(Brain):
             ) from None
 
     async def steer(self, text: str, *, message_id: str) -> None:
-        """Write ``text`` into the running turn; ``claude_steer`` says how it lands."""
+        """Write ``text`` into the running turn; ``steer`` says how it lands."""
         if self._turns_in_flight == 0:
             raise ConflictError("No turn is running; send the message as a new one.")
         # Known before the write: the CLI may echo it before this task runs again.

@@ -41,7 +41,7 @@ from acp.schema import (
 )
 from acp.schema import PermissionOption as AcpPermissionOption
 
-from app.brains.acp_updates import SessionUpdate
+from app.brains.acp.updates import SessionUpdate
 from app.brains.base import PermissionAnswer
 from app.brains.events import PermissionChoice, PermissionOption
 from app.errors import BrainStartError

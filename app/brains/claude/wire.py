@@ -3,7 +3,7 @@ its tools are presented.
 
 Stream-json on stdin: user messages and control frames (requests the host starts,
 answers to the CLI's own requests). The parser for what the CLI writes back lives in
-``app.brains.claude_protocol``.
+``app.brains.claude.protocol``.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.brains.base import PermissionAnswer
-from app.brains.claude_fields import as_dict, as_list, as_str
-from app.brains.claude_wire import allow_response, deny_response, shorten, tool_title
+from app.brains.claude.fields import as_dict, as_list, as_str
+from app.brains.claude.wire import allow_response, deny_response, shorten, tool_title
 from app.brains.events import JsonDict, PermissionAsked, PermissionOption, PromptKind
 
 __all__ = ["PermissionPrompt", "PromptShaper", "answer_frame"]

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.brains import register
-from app.brains.acp import APP_KEPT_MODES, AcpBrain
+from app.brains.acp.brain import APP_KEPT_MODES, AcpBrain
 from app.brains.base import BrainFacts, Capability
 from app.brains.private_files import write_private
 from app.transport import build_env
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         ToolCallUpdate,
     )
 
-    from app.brains.acp_updates import SessionUpdate
+    from app.brains.acp.updates import SessionUpdate
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class PiBrain(AcpBrain):
         super()._close_events()
 
     def on_session_update(self, session_id: str, update: SessionUpdate) -> None:
-        # Imported here so that listing the backends does not load the SDK (see acp.py).
+        # Imported here so that listing the backends does not load the SDK (see acp/brain.py).
         from acp.schema import CurrentModeUpdate, ToolCallProgress, ToolCallStart
 
         if isinstance(update, CurrentModeUpdate):
@@ -229,7 +229,7 @@ class PiBrain(AcpBrain):
         """
         from acp.schema import McpServerStdio
 
-        from app.brains.acp_client import acp_mcp_servers
+        from app.brains.acp.client import acp_mcp_servers
 
         path = build_env(os.environ, self.config.env).get("PATH")
         servers = {
@@ -264,11 +264,12 @@ def write_gate(folder: Path, pi_command: str) -> str:
     """Put the gate and a wrapper running ``pi -e <gate> "$@"`` in ``folder``; the wrapper's
     path. The gate is copied out of the package so an install from a zip works too."""
     gate = folder / GATE_FILE
-    gate.write_text(resources.files("app.brains").joinpath(GATE_FILE).read_text("utf-8"))
+    gate.write_text(resources.files("app.brains.acp.agents").joinpath(GATE_FILE).read_text("utf-8"))
     wrapper = folder / "pi"
     wrapper.write_text(
         "#!/bin/sh\n"
-        "# Written by Angelia: pi with Angelia's permission gate (see app/brains/pi.py).\n"
+        "# Written by Angelia: pi with Angelia's permission gate"
+        " (see app/brains/acp/agents/pi.py).\n"
         f'exec {shlex.quote(pi_command)} -e {shlex.quote(str(gate))} "$@"\n'
     )
     wrapper.chmod(0o700)
