@@ -24,23 +24,23 @@
       ? "Context: " + A.formatTokens(used) + " of " + A.formatTokens(size) +
         " tokens used (" + percent + "%)"
       : "Context: unknown (the agent has not reported it)";
-    gauge.className = "ctx-gauge ctx-" + level;
+    gauge.className = "ctx-gauge__badge ctx-gauge__badge--" + level;
     gauge.setAttribute("data-level", level);
     gauge.setAttribute("data-used", known ? String(used) : "");
     gauge.setAttribute("data-size", known ? String(size) : "");
     gauge.title = words;
     gauge.setAttribute("aria-label", words);
-    var bar = gauge.querySelector(".ctx-bar");
+    var bar = gauge.querySelector(".ctx-gauge__bar");
     bar.value = percent;
     bar.hidden = !known;
-    gauge.querySelector(".ctx-short").textContent = known ? percent + "%" : "unknown";
-    gauge.querySelector(".ctx-numbers").textContent = words;
+    gauge.querySelector(".ctx-gauge__short").textContent = known ? percent + "%" : "unknown";
+    gauge.querySelector(".ctx-gauge__numbers").textContent = words;
   }
 
   function initGauge() {
     var log = document.getElementById("transcript");
     var head = document.getElementById("session-head");
-    var gauge = head ? head.querySelector(".ctx-gauge") : null;
+    var gauge = head ? head.querySelector(".ctx-gauge__badge") : null;
     if (!log || !gauge) {
       return;
     }
@@ -58,7 +58,7 @@
         );
       }
     });
-    var form = head.querySelector(".ctx-compact");
+    var form = head.querySelector(".compact-form");
     var problem = document.getElementById("compact-error");
     if (!form || !problem) {
       return;

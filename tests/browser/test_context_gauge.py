@@ -60,33 +60,35 @@ async def test_levels_colours_and_numbers_on_hover_and_focus(
     await page.emulate_media(color_scheme="light")
     await browsing.sign_in("/sessions")
     for title, (used, level) in SEEDED.items():
-        gauge = page.locator(f'[data-gauge-of="{ids[title]}"] .ctx-gauge')
+        gauge = page.locator(f'[data-gauge-of="{ids[title]}"] .ctx-gauge__badge')
         await expect(gauge).to_have_attribute("data-level", level)
-        numbers = gauge.locator(".ctx-numbers")
+        numbers = gauge.locator(".ctx-gauge__numbers")
         await expect(numbers).to_be_hidden()
         if used is None:
-            await expect(gauge.locator(".ctx-short")).to_have_text("unknown")
+            await expect(gauge.locator(".ctx-gauge__short")).to_have_text("unknown")
             await expect(gauge.locator("meter")).to_be_hidden()
         else:
             assert await colour(gauge) == COLOURS[level], (title, level)
             meter = gauge.locator("meter")
             await expect(meter).to_be_visible()
             assert await meter.evaluate("el => el.value") == round(used * 100 / WINDOW)
-    shades = {await colour(page.locator(f'[data-gauge-of="{ids[t]}"] .ctx-gauge')) for t in ids}
+    shades = {
+        await colour(page.locator(f'[data-gauge-of="{ids[t]}"] .ctx-gauge__badge')) for t in ids
+    }
     assert len(shades) == 4, shades  # unknown is neither green, amber nor red
 
-    red = page.locator(f'[data-gauge-of="{ids["nearly full"]}"] .ctx-gauge')
+    red = page.locator(f'[data-gauge-of="{ids["nearly full"]}"] .ctx-gauge__badge')
     await red.hover()
-    await expect(red.locator(".ctx-numbers")).to_be_visible()
-    await expect(red.locator(".ctx-numbers")).to_have_text(
+    await expect(red.locator(".ctx-gauge__numbers")).to_be_visible()
+    await expect(red.locator(".ctx-gauge__numbers")).to_have_text(
         "Context: 160.0k of 200.0k tokens used (80%)"
     )
     await page.mouse.move(0, 0)
-    await expect(red.locator(".ctx-numbers")).to_be_hidden()
-    unknown = page.locator(f'[data-gauge-of="{ids["unreported"]}"] .ctx-gauge')
+    await expect(red.locator(".ctx-gauge__numbers")).to_be_hidden()
+    unknown = page.locator(f'[data-gauge-of="{ids["unreported"]}"] .ctx-gauge__badge')
     await unknown.focus()
-    await expect(unknown.locator(".ctx-numbers")).to_be_visible()
-    await expect(unknown.locator(".ctx-numbers")).to_have_text(
+    await expect(unknown.locator(".ctx-gauge__numbers")).to_be_visible()
+    await expect(unknown.locator(".ctx-gauge__numbers")).to_have_text(
         "Context: unknown (the agent has not reported it)"
     )
     # Keyboard users reach each gauge with Tab.
@@ -104,7 +106,7 @@ async def test_the_session_header_follows_new_figures_live(
     sid = ids["unreported"]
     page = browsing.page
     await browsing.sign_in(f"/sessions/{sid}")
-    gauge = page.locator("#session-head .ctx-gauge")
+    gauge = page.locator("#session-head .ctx-gauge__badge")
     await expect(gauge).to_have_attribute("data-level", "unknown")
     # Nothing was ever said in it: nothing to compact, so no button.
     await expect(page.get_by_role("button", name="Compact")).to_have_count(0)
@@ -112,9 +114,9 @@ async def test_the_session_header_follows_new_figures_live(
     events.append(sid, "usage", {"used": 170_000, "size": WINDOW, "cost_usd": None})
     await events.flush()
     await expect(gauge).to_have_attribute("data-level", "red")
-    await expect(gauge.locator(".ctx-short")).to_have_text("85%")
+    await expect(gauge.locator(".ctx-gauge__short")).to_have_text("85%")
     await gauge.focus()
-    await expect(gauge.locator(".ctx-numbers")).to_have_text(
+    await expect(gauge.locator(".ctx-gauge__numbers")).to_have_text(
         "Context: 170.0k of 200.0k tokens used (85%)"
     )
     assert browsing.log.page_errors == [] and browsing.log.console_errors == []
@@ -127,12 +129,12 @@ async def test_a_phone_wide_list_keeps_the_gauge_inside_the_screen(
     page = browsing.page
     await page.set_viewport_size({"width": 360, "height": 740})
     await browsing.sign_in("/sessions")
-    gauge = page.locator(f'[data-gauge-of="{ids["filling"]}"] .ctx-gauge')
+    gauge = page.locator(f'[data-gauge-of="{ids["filling"]}"] .ctx-gauge__badge')
     await expect(gauge).to_be_visible()
     box = await gauge.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, box
     await gauge.focus()
-    tip = await gauge.locator(".ctx-numbers").bounding_box()
+    tip = await gauge.locator(".ctx-gauge__numbers").bounding_box()
     assert tip is not None and tip["x"] >= 0 and tip["x"] + tip["width"] <= 360, tip
     assert await page.evaluate("document.documentElement.scrollWidth") <= 360
 
@@ -186,7 +188,7 @@ async def test_screenshot_of_the_gauge_and_a_compaction(
     page = browsing.page
     await page.set_viewport_size(SIZE)
     await browsing.sign_in(f"/sessions/{sid}")
-    gauge = page.locator("#session-head .ctx-gauge")
+    gauge = page.locator("#session-head .ctx-gauge__badge")
     await expect(gauge).to_have_attribute("data-level", "amber")
     await page.get_by_role("button", name="Session actions").click()
     await page.get_by_role("button", name="Compact").click()
@@ -194,5 +196,5 @@ async def test_screenshot_of_the_gauge_and_a_compaction(
     await expect(folded).to_have_count(1)
     await folded.locator("summary").click()
     await gauge.hover()
-    await expect(gauge.locator(".ctx-numbers")).to_be_visible()
+    await expect(gauge.locator(".ctx-gauge__numbers")).to_be_visible()
     await page.screenshot(path=str(out / "context.png"))

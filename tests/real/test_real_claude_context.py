@@ -56,7 +56,7 @@ async def test_gauge_equals_what_claude_code_counts_and_compact_from_the_page(
 
     await browsing.sign_in(f"/sessions/{sid}")
     page = browsing.page
-    gauge = page.locator("#session-head .ctx-gauge")
+    gauge = page.locator("#session-head .ctx-gauge__badge")
     await expect(gauge).to_have_attribute("data-used", str(usage["used"]))
     assert not summary_requests(fake_model)
     await page.get_by_role("button", name="Session actions").click()
