@@ -12,13 +12,14 @@ into a page that only this user can read, and the browser is given that file's p
 from __future__ import annotations
 
 import enum
-import hashlib
 import html
 import os
 import secrets
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from app.services.signins import hash_secret
 
 LIFETIME = timedelta(minutes=2)
 # How long a used or expired code is remembered, to say which it was.
@@ -39,10 +40,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _digest(code: str) -> str:
-    return hashlib.sha256(code.encode()).hexdigest()
-
-
 class SignInCodes:
     """The codes this server made and not yet forgot."""
 
@@ -57,7 +54,7 @@ class SignInCodes:
         code = secrets.token_urlsafe(32)
         with self._lock:
             self._forget_old(now)
-            self._codes[_digest(code)] = (now + LIFETIME, False)
+            self._codes[hash_secret(code)] = (now + LIFETIME, False)
         return code
 
     def redeem(self, code: str, now: datetime | None = None) -> Outcome:
@@ -65,7 +62,7 @@ class SignInCodes:
         if not code or len(code) > CODE_MAX:
             return Outcome.UNKNOWN
         now = now or _now()
-        digest = _digest(code)
+        digest = hash_secret(code)
         with self._lock:
             found = self._codes.get(digest)
             if found is None:
