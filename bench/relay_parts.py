@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -56,6 +57,18 @@ def fake_command() -> list[str]:
     return [*nice, sys.executable, str(RELAY), "--fake"]
 
 
+def _processes() -> Iterator[tuple[int, int, str]]:
+    """Every process now: its pid, its parent's pid and its /proc stat line."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        yield int(entry.name), int(stat.rsplit(")", 1)[1].split()[1]), stat
+
+
 class Server:
     def __init__(
         self, data_dir: Path, port: int, profile: Path | None = None, app_dir: Path = REPO
@@ -90,31 +103,12 @@ class Server:
             fields = stat.rsplit(")", 1)[1].split()
             return int(fields[11]) + int(fields[12])
 
-        total = 0
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            if int(entry.name) == self.proc.pid or parent == self.proc.pid:
-                total += ticks(stat)
-        return total
+        return sum(
+            ticks(stat) for pid, parent, stat in _processes() if self.proc.pid in (pid, parent)
+        )
 
     def children_rss_kib(self) -> int:
-        total = 0
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == self.proc.pid:
-                total += self.rss_kib(int(entry.name))
-        return total
+        return sum(self.rss_kib(pid) for pid, parent, _ in _processes() if parent == self.proc.pid)
 
     def stop(self) -> None:
         # SIGINT: uvicorn shuts down gracefully either way, but after SIGTERM it re-raises
