@@ -33,19 +33,24 @@ PHONE = {"width": 360, "height": 740}
 
 
 async def local_clock(page: Page, utc: datetime) -> str:
-    """The reset time as the browser shows it in its own zone (today: hours and minutes)."""
-    script = "(iso) => new Date(iso).toLocaleTimeString(undefined, CLOCK)"
-    shown: str = await page.evaluate(
-        script.replace("CLOCK", "{hour: '2-digit', minute: '2-digit'}"), utc.isoformat()
-    )
+    """The reset time as the browser shows it in its own zone: hours and minutes when it
+    falls today there, with the day in front when it does not (a run near midnight)."""
+    script = """(iso) => {
+        const when = new Date(iso);
+        const time = when.toLocaleTimeString(undefined, {hour: '2-digit', minute: '2-digit'});
+        if (when.toDateString() === new Date().toDateString()) return time;
+        const day = {weekday: 'short', day: 'numeric', month: 'short'};
+        return when.toLocaleDateString(undefined, day) + ' ' + time;
+    }"""
+    shown: str = await page.evaluate(script, utc.isoformat())
     return shown
 
 
 async def test_meter_and_a_scheduled_continue_from_the_keyboard(
     browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    # An hour ahead, but within today in UTC and the browser's zone alike: the button
-    # shows the bare time then.
+    # An hour ahead: the bare time when that is still today in the browser's zone, the
+    # day and the time when the hour crosses midnight.
     reset = int(time.time()) + 3600
     write_scenario(fake_claude["scenario"], [[{"text": "all fine"}], stopped_turn(reset)])
     sid = await make_session(client, project_dir, fake_claude)
