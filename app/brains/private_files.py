@@ -8,22 +8,15 @@ as the CLI has read it.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from app.private import write_private
+
 __all__ = ["private_file", "write_private"]
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to a new file at ``path`` that only the user can read (0600 from
-    its creation, never wider); an existing file there is an error, not overwritten."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 @contextmanager

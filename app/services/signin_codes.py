@@ -19,6 +19,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from app.private import write_private
 from app.services.signins import hash_secret
 
 LIFETIME = timedelta(minutes=2)
@@ -102,11 +103,11 @@ def opener_page(data_dir: Path, url: str) -> Path:
         "<title>Opening Angelia</title></head>\n"
         f'<body><p><a href="{link}">Open Angelia</a></p></body></html>\n'
     )
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(page)
+        write_private(temp, page)
         os.replace(temp, target)
+    except FileExistsError:
+        raise  # not ours to remove
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
