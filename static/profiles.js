@@ -49,6 +49,9 @@
         modes.value = "default";
       }
     }
+    each(form, "[data-login-for]", function (hint) {
+      hint.hidden = hint.getAttribute("data-login-for") !== select.value;
+    });
     var model = form.querySelector("input[name=model]");
     if (model) {
       model.setAttribute("list", "models-" + select.value);

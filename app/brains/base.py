@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -144,6 +144,12 @@ class Brain(ABC):
                 "deny rules for it are not accepted."
             )
         return None
+
+    @classmethod
+    def login_note(cls, env: Mapping[str, str]) -> str:
+        """Which login a profile with ``env`` makes the backend use, in one sentence for a
+        page, never a secret ("": the CLI's own, found as it finds it in a terminal)."""
+        return ""
 
     # Models to offer before the backend has said which it has: (id, label) pairs.
     known_models: ClassVar[tuple[tuple[str, str], ...]] = ()

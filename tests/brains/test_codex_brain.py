@@ -6,6 +6,7 @@ one does too rarely to catch on demand (a tool call with no final update).
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -189,3 +190,130 @@ async def test_a_profiles_mcp_deny_rules_go_into_codexs_config_not_to_codex_acp(
     }
     (new,) = files.requests("session/new")
     assert [s["name"] for s in new["mcpServers"]] == ["kept"], new
+
+
+@pytest.fixture(autouse=True)
+def users_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The home of the user running the app, with no Codex setup unless a test writes one."""
+    home = tmp_path / "users-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return home
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))}
+
+
+async def test_the_users_own_config_and_login_are_laid_under_the_profiles_settings(
+    tmp_path: Path, started: list[tuple[AcpBrain, EventRecorder]], users_home: Path
+) -> None:
+    own = users_home / ".codex"
+    own.mkdir()
+    (own / "config.toml").write_text(
+        'model = "o3"\nprofile = "work"\ncli_auth_credentials_store = "keyring"\n'
+        '[profiles.work]\nmodel_provider = "corp"\n'
+        '[model_providers.corp]\nname = "Corp"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[mcp_servers.docs]\ncommand = "docs-mcp"\ndisabled_tools = ["a"]\n'
+        '[mcp_servers.shell]\ncommand = "shell-mcp"\n'
+    )
+    (own / "auth.json").write_text('{"OPENAI_API_KEY": "sk-own"}')
+    before = tree(own)
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(modes=MODES)
+    home = tmp_path / "data" / "codex" / "chat-1"
+    deny = ("mcp__shell", "mcp__docs__b")
+    await start(
+        "codex", files, started, state_dir=str(home), model="gpt-5.5", disallowed_tools=deny
+    )
+    config = tomllib.loads((home / "config.toml").read_text())
+    assert config["model"] == "gpt-5.5"  # the profile's, over the user's
+    assert (config["profile"], config["profiles"]) == ("work", {"work": {"model_provider": "corp"}})
+    assert config["model_providers"]["corp"]["base_url"] == "http://127.0.0.1:9/v1"
+    # The profile's deny rules hold for the user's own servers too.
+    assert config["mcp_servers"] == {"docs": {"command": "docs-mcp", "disabled_tools": ["a", "b"]}}
+    assert config["cli_auth_credentials_store"] == "file"
+    assert (home / "auth.json").is_symlink()
+    assert (home / "auth.json").readlink() == own / "auth.json"
+    assert tree(own) == before
+
+
+async def test_login_none_keeps_the_users_login_out_and_bad_toml_stops_the_start(
+    tmp_path: Path, started: list[tuple[AcpBrain, EventRecorder]], users_home: Path
+) -> None:
+    own = users_home / ".codex"
+    own.mkdir()
+    (own / "auth.json").write_text('{"OPENAI_API_KEY": "sk-own"}')
+    files = FakeAcpFiles(tmp_path)
+    files.scenario(modes=MODES)
+    home = tmp_path / "data" / "codex" / "chat-1"
+    home.mkdir(parents=True)
+    (home / "auth.json").write_text("an old copy")
+    env = {"ANGELIA_CODEX_LOGIN": "none"}
+    await start("codex", files, started, state_dir=str(home), env=env)
+    assert not (home / "auth.json").exists() and not (home / "auth.json").is_symlink()
+
+    (own / "config.toml").write_text("model = \n")
+    brain_cls = get_brain_class("codex")
+    assert issubclass(brain_cls, AcpBrain)
+    brain = brain_cls(files.config(state_dir=str(tmp_path / "other")))
+    with pytest.raises(BrainStartError, match="is not valid TOML"):
+        brain.launch_env()
+
+
+@pytest.mark.parametrize(
+    ("auth", "env", "said"),
+    [
+        (
+            {"OPENAI_API_KEY": "sk-secret"},
+            {},
+            "Uses your Codex login (API key in ~/.codex/auth.json).",
+        ),
+        (
+            {"OPENAI_API_KEY": None, "tokens": {"refresh_token": "rt-secret"}},
+            {},
+            "Uses your Codex login (ChatGPT login in ~/.codex/auth.json;",
+        ),
+        (None, {}, "No Codex login found (~/.codex/auth.json): run `codex login`"),
+        (
+            {"OPENAI_API_KEY": "sk-secret"},
+            {"CODEX_API_KEY": "k"},
+            "API key in this profile's environment (CODEX_API_KEY)",
+        ),
+        (
+            {"OPENAI_API_KEY": "sk-secret"},
+            {"ANGELIA_CODEX_LOGIN": "none"},
+            "Does not use your Codex login",
+        ),
+        (
+            None,
+            {"ANGELIA_CODEX_BASE_URL": "http://127.0.0.1:9/v1"},
+            "model provider this profile sets",
+        ),
+    ],
+)
+def test_the_login_note_says_which_login_without_secrets(
+    users_home: Path, auth: dict[str, Any] | None, env: dict[str, str], said: str
+) -> None:
+    own = users_home / ".codex"
+    own.mkdir()
+    if auth is not None:
+        (own / "auth.json").write_text(json.dumps(auth))
+    note = get_brain_class("codex").login_note(env)
+    assert note.startswith(said) or said in note, note
+    assert "secret" not in note
+
+
+def test_a_login_kept_in_the_keyring_is_named_with_what_to_do(users_home: Path) -> None:
+    own = users_home / ".codex"
+    own.mkdir()
+    (own / "config.toml").write_text('cli_auth_credentials_store = "keyring"\n')
+    note = get_brain_class("codex").login_note({})
+    assert "system keyring" in note and 'cli_auth_credentials_store = "file"' in note
+    (own / "config.toml").write_text(
+        'model_provider = "mine"\n[model_providers.mine]\nname = "M"\nbase_url = "http://x/v1"\n'
+    )
+    assert get_brain_class("codex").login_note({}) == (
+        "Uses the model provider “mine” from your ~/.codex/config.toml."
+    )

@@ -44,7 +44,7 @@ The top-level ``headers`` go with every model reply (a rule's own win), as a rea
 sends its rate-limit figures on each response.
 
 Every request is logged as one JSON line ``{ts, method, path, headers, body, reply}`` with
-credential headers removed.
+credential headers removed (``auth_digest``: a digest of the ``authorization`` header).
 
 Script use::
 
@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import copy
 import gzip
+import hashlib
 import json
 import re
 import signal
@@ -99,6 +100,13 @@ REDACTED_HEADERS = {
 }
 
 MODEL_IDS = ["claude-fake-1", "fake-model"]
+
+
+def credential_digest(header: str) -> str:
+    """A short digest of an ``authorization`` header, logged as ``auth_digest`` so that a
+    test can tell which key an agent sent while the log holds no key."""
+    return hashlib.sha256(header.encode()).hexdigest()[:16]
+
 
 if __package__:
     from tests.fakes import responses_api
@@ -823,6 +831,9 @@ class _Handler(BaseHTTPRequestHandler):
             "headers": headers,
             "body": body,
         }
+        if self.headers.get("authorization"):
+            # Which credential came, without logging it (``credential_digest``).
+            entry["auth_digest"] = credential_digest(self.headers["authorization"])
         obj = body if isinstance(body, Mapping) else {}
         rules = self.server.rules
         reply: Reply | None = None

@@ -419,39 +419,27 @@ async def test_plan_mode_is_read_only_and_default_mode_writes_in_the_folder(
     assert r.status_code == 422 and "has no 'acceptEdits' mode" in r.text, r.text
 
 
-async def test_a_login_is_copied_in_only_when_asked_and_never_back(
-    monkeypatch: pytest.MonkeyPatch,
+async def test_the_users_login_is_linked_unless_the_profile_says_none(
     settings: Settings,
     client: httpx.AsyncClient,
     make_codex_profile: CodexProfile,
     codex_env: dict[str, str],
-    tmp_path: Path,
 ) -> None:
-    # The login of the user running Angelia: $CODEX_HOME/auth.json.
-    own = tmp_path / "users-codex"
+    # The login of the user whose HOME the profile runs with: ~/.codex/auth.json.
+    own = Path(codex_env["HOME"]) / ".codex"
     own.mkdir()
     login = '{"OPENAI_API_KEY": "sk-users-own"}'
     (own / "auth.json").write_text(login)
-    monkeypatch.setenv("CODEX_HOME", str(own))
-    env = {**codex_env, "ANGELIA_CODEX_LOGIN": "copy"}
-    profile = await make_codex_profile(env)
-    sid = await new_session(client, profile)
-    await send(client, sid, "say hi")
-    events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
-    assert of_kind(events, "turn_end")[0]["is_error"] is False
-    copy = codex_home(settings, sid) / "auth.json"
-    assert copy.read_text() == login and copy.stat().st_mode & 0o777 == 0o600
-    copy.write_text('{"OPENAI_API_KEY": "refreshed in the session"}')
-    await send(client, sid, "say hi again")
-    await wait_for_events(client, sid, count("turn_end", 2), timeout=TIMEOUT)
-    assert (own / "auth.json").read_text() == login
+    for env, linked in ((codex_env, True), ({**codex_env, "ANGELIA_CODEX_LOGIN": "none"}, False)):
+        profile = await make_codex_profile(env)
+        sid = await new_session(client, profile)
+        await send(client, sid, "say hi")
+        events = await wait_for_events(client, sid, count("turn_end"), timeout=TIMEOUT)
+        assert of_kind(events, "turn_end")[0]["is_error"] is False
+        link = codex_home(settings, sid) / "auth.json"
+        assert link.is_symlink() is linked, env
+        assert (own / "auth.json").read_text() == login
     assert sorted(p.name for p in own.iterdir()) == ["auth.json"]
-
-    # Asked for with no login to copy: the session does not start, and says why.
-    (own / "auth.json").unlink()
-    sid = await new_session(client, profile)
-    message = await refused_start(client, sid)
-    assert "no Codex login at" in message and "codex login" in message, message
 
 
 async def test_a_base_url_that_is_not_http_stops_the_start_with_the_reason(

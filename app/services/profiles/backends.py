@@ -60,6 +60,8 @@ class BackendDetector:
             **install_steps(cls),
             "instructions_file": cls.instructions_file,
             "notice": cls.notice,
+            # Which login a new profile would use (read afresh: the user may log in meanwhile).
+            "login": cls.login_note({}),
             "permission_modes": list(cls.permission_modes),
             "capabilities": sorted(str(c) for c in cls.capabilities),
             "conformance": _conformance(cls.name),

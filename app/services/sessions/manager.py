@@ -230,7 +230,7 @@ class SessionManager:
         store.delete_session(self._engine, session_id)
         self.images.delete_session(session_id)
         self.events.forget(session_id)
-        # What the backend kept for this session (Codex's transcripts, a copied login)
+        # What the backend kept for this session (Codex's transcripts, the link to the user's login)
         # goes with it.
         shutil.rmtree(
             backend_state_dir(self.settings.data_dir, chat.backend, chat.id), ignore_errors=True

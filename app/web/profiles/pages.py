@@ -358,7 +358,9 @@ async def _profile_page(
     backend: dict[str, Any] | None = None
     instr: dict[str, Any] = {"error": instr_error}
     try:
-        backend = await state.backends.describe(get_brain_class(profile.backend))
+        cls = get_brain_class(profile.backend)
+        # With this profile's env: its own key or provider may stand in for the user's login.
+        backend = await state.backends.describe(cls) | {"login": cls.login_note(profile.env)}
         instr |= instructions.describe(profile)
         instr["seen"] = fingerprint(instr["content"])
     except AppError as exc:

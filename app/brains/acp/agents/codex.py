@@ -7,10 +7,12 @@ What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
 - Codex keeps everything in ``CODEX_HOME``: its ``config.toml``, the sessions a later
   process resumes, and the command prefixes "allow always" saves in ``rules/``, which apply
   to every session sharing that home. Each chat session gets its own home under the app's
-  data folder (``BrainConfig.state_dir``), so an allow-always stays in its session, and a
-  ``config.toml`` written at each start from the profile: the model, and a model provider
-  when the profile's env names one (``ANGELIA_CODEX_BASE_URL``). A login is copied in only
-  when the profile asks (``ANGELIA_CODEX_LOGIN=copy``) and is never copied back.
+  data folder (``BrainConfig.state_dir``), so an allow-always stays in its session. Its
+  ``config.toml`` is built at each start from the user's own (``codex_user``) with the
+  profile's settings over it: the model, and a model provider when the profile's env
+  names one (``ANGELIA_CODEX_BASE_URL``). Its ``auth.json`` is a link to the user's login
+  (not a copy: see ``codex_user``) unless the profile says ``ANGELIA_CODEX_LOGIN=none``.
+  Nothing is written into the user's own Codex home.
 - Codex runs commands inside its own sandbox without asking; it asks only for escalations
   and for writes outside its writable roots. The app's permission modes are Codex's sandbox
   modes: ``default`` → ``workspace-write``, ``plan`` → ``read-only``,
@@ -34,9 +36,6 @@ What the real adapter (2.6.0, codex 0.166) does, and so what this brain does
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -47,8 +46,17 @@ from app.brains.acp.agents.codex_rules import (
     deny_refusal,
     forbidden_prefix,
     mcp_denials,
-    mcp_tables,
+    mcp_entry,
     write_rules,
+)
+from app.brains.acp.agents.codex_user import (
+    BASE_URL_VAR,
+    LOGIN_VAR,
+    describe_login,
+    link_login,
+    read_user_config,
+    session_config,
+    user_codex_home,
 )
 from app.brains.acp.brain import AcpBrain
 from app.brains.base import BrainConfig, BrainFacts, Capability
@@ -58,11 +66,8 @@ from app.errors import BrainStartError
 
 __all__ = ["BASE_URL_VAR", "KEY_VAR", "LOGIN_VAR", "CodexBrain", "codex_config", "mcp_named"]
 
-# Profile env: an OpenAI Responses-compatible endpoint, the variable holding its key, and
-# whether to copy the user's own Codex login into the session's home.
-BASE_URL_VAR = "ANGELIA_CODEX_BASE_URL"
+# Profile env: the variable holding the key of the profile's own provider (BASE_URL_VAR).
 KEY_VAR = "ANGELIA_CODEX_API_KEY"
-LOGIN_VAR = "ANGELIA_CODEX_LOGIN"
 PROVIDER = "angelia"
 
 
@@ -74,15 +79,13 @@ class CodexBrain(AcpBrain):
     label = "Codex"
     executable = "codex-acp"
     install_hint = (
-        "npm i -g @agentclientprotocol/codex-acp@2.6.0 (it brings its own codex; needs "
-        "CODEX_API_KEY or OPENAI_API_KEY in the profile's env, a provider of its own, or "
-        f"{LOGIN_VAR}=copy to use your codex login)"
+        "npm i -g @agentclientprotocol/codex-acp@2.6.0 (it brings its own codex; uses your "
+        "codex login and ~/.codex/config.toml, or CODEX_API_KEY in the profile's env)"
     )
     install_command = "npm i -g @agentclientprotocol/codex-acp@2.6.0"
     install_note = (
-        "It brings its own codex. Needs CODEX_API_KEY or OPENAI_API_KEY in the profile's "
-        f"env, a provider of its own ({BASE_URL_VAR}), or {LOGIN_VAR}=copy to use your "
-        "codex login."
+        "It brings its own codex. Uses your own login (`codex login`) and "
+        "~/.codex/config.toml, or CODEX_API_KEY / OPENAI_API_KEY in the profile's env."
     )
     instructions_file = "AGENTS.md"
     facts = BrainFacts(
@@ -161,6 +164,10 @@ class CodexBrain(AcpBrain):
     def _emit(self, event: BrainEvent) -> None:
         super()._emit(mcp_named(event))
 
+    @classmethod
+    def login_note(cls, env: Mapping[str, str]) -> str:
+        return describe_login(env)
+
     def launch_env(self) -> dict[str, str]:
         env = super().launch_env()
         if self.config.state_dir is None:
@@ -169,16 +176,22 @@ class CodexBrain(AcpBrain):
                 raise BrainStartError("Codex needs a folder of its own to keep deny rules in.")
             return env  # No folder of the app's: Codex uses its own home.
         home = Path(self.config.state_dir)
+        own = user_codex_home(env)
+        try:
+            user = read_user_config(own)
+        except (OSError, ValueError) as exc:
+            raise BrainStartError(f"Could not read your Codex settings: {exc}") from None
+        text = codex_config(
+            self.config.model, env, self._config_mcp, user, self.config.disallowed_tools
+        )
         try:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             config = home / "config.toml"
-            text = codex_config(self.config.model, env, self._config_mcp)
             # It can hold an MCP server's env or headers (tokens): 0600 from the start.
             config.unlink(missing_ok=True)
             write_private(config, text)
             write_rules(home, self.config.disallowed_tools)
-            if env.get(LOGIN_VAR) == "copy":
-                _copy_login(home)
+            link_login(home, own, use=env.get(LOGIN_VAR) != "none")
         except OSError as exc:
             raise BrainStartError(f"Could not prepare Codex's folder {home}: {exc}") from None
         return {**env, "CODEX_HOME": str(home)}
@@ -208,49 +221,55 @@ def mcp_named(event: BrainEvent) -> BrainEvent:
 
 def codex_config(
     model: str | None,
-    env: dict[str, str],
+    env: Mapping[str, str],
     mcp: Mapping[str, tuple[Mapping[str, Any], list[str]]] | None = None,
+    user: Mapping[str, Any] | None = None,
+    disallowed: tuple[str, ...] = (),
 ) -> str:
-    """The session's ``config.toml``: the profile's model, if its env names one a
-    Responses-API provider, and the MCP servers ``mcp`` (entry, tools to disable).
+    """The session's ``config.toml``: the user's own ``user`` config with the profile's
+    settings over it: its model; if its env names one, a Responses-API provider; the MCP
+    servers ``mcp`` (entry, tools to disable); and the profile's MCP deny rules
+    ``disallowed`` applied to the user's own servers (a server denied whole is left out,
+    a denied tool goes into its ``disabled_tools``).
 
     Raises:
         BrainStartError: The base URL is not an http(s) URL, or an MCP server is malformed.
     """
-    lines = ["# Written by Angelia at each start of this session's Codex; edits are lost."]
+    own = dict(user or {})
+    app: dict[str, Any] = {}
     if model:
         # codex-acp names models "<slug>[<effort>]"; config.toml takes the slug.
-        lines.append(f"model = {json.dumps(model.split('[', 1)[0])}")
+        app["model"] = model.split("[", 1)[0]
     base_url = env.get(BASE_URL_VAR, "")
     if base_url:
         if not base_url.startswith(("http://", "https://")):
             raise BrainStartError(
                 f"{BASE_URL_VAR} must be an http:// or https:// URL, not {base_url!r}."
             )
-        lines += [
-            f"model_provider = {json.dumps(PROVIDER)}",
-            "",
-            f"[model_providers.{PROVIDER}]",
-            'name = "Angelia profile"',
-            f"base_url = {json.dumps(base_url)}",
-            'wire_api = "responses"',
-        ]
+        provider: dict[str, Any] = {
+            "name": "Angelia profile",
+            "base_url": base_url,
+            "wire_api": "responses",
+        }
         if KEY_VAR in env:
-            lines.append(f"env_key = {json.dumps(KEY_VAR)}")
+            provider["env_key"] = KEY_VAR
+        app["model_provider"] = PROVIDER
+        app["model_providers"] = {PROVIDER: provider}
+    servers = own.get("mcp_servers")
+    if isinstance(servers, dict):
+        whole, tools = mcp_denials(disallowed, servers)
+        kept = {n: dict(e) for n, e in servers.items() if n not in whole}
+        for name, denied in tools.items():
+            if isinstance(kept[name], dict):
+                listed = kept[name].get("disabled_tools") or []
+                kept[name]["disabled_tools"] = sorted({*map(str, listed), *denied})
+        own["mcp_servers"] = kept
     try:
-        lines += mcp_tables(mcp or {})
+        entries = {n: mcp_entry(n, s, t) for n, (s, t) in (mcp or {}).items()}
+        if entries:
+            app["mcp_servers"] = entries
+        header = "# Written by Angelia at each start of this session's Codex, from your own\n"
+        header += "# config.toml and the profile; edits here are lost.\n"
+        return session_config(own, app, header)
     except ValueError as exc:
         raise BrainStartError(str(exc)) from None
-    return "\n".join(lines) + "\n"
-
-
-def _copy_login(home: Path) -> None:
-    """Copy the user's ``auth.json`` in, afresh each start; the copy is never read back."""
-    own = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "auth.json"
-    if not own.is_file():
-        raise BrainStartError(
-            f"{LOGIN_VAR}=copy, but there is no Codex login at {own}: run codex login first."
-        )
-    target = home / "auth.json"
-    shutil.copyfile(own, target)
-    target.chmod(0o600)

@@ -14,7 +14,7 @@ only its own marked block in it, at each start.
 MCP deny rules are kept by leaving things out rather than by answering: in full access
 Codex calls MCP tools without asking. A profile's ``mcp__<server>`` keeps that server from
 Codex altogether, and ``mcp__<server>__<tool>`` becomes ``disabled_tools`` of the server,
-which then goes into the session's ``config.toml`` (``mcp_tables``) instead of to
+which then goes into the session's ``config.toml`` (``mcp_entry``) instead of to
 codex-acp: Codex honours that list in every mode, and refuses an entry holding only it.
 """
 
@@ -33,7 +33,7 @@ __all__ = [
     "deny_refusal",
     "forbidden_prefix",
     "mcp_denials",
-    "mcp_tables",
+    "mcp_entry",
     "write_rules",
 ]
 
@@ -93,33 +93,31 @@ def mcp_denials(
     return whole, {s: sorted(set(t)) for s, t in tools.items() if s not in whole}
 
 
-def mcp_tables(servers: Mapping[str, tuple[Mapping[str, Any], list[str]]]) -> list[str]:
-    """``config.toml`` lines for each MCP server (its profile entry, the tools Codex must
-    not call on it); a JSON string is a TOML basic string, so any name can be a key.
+def mcp_entry(name: str, spec: Mapping[str, Any], disabled: list[str]) -> dict[str, Any]:
+    """The ``config.toml`` table of the profile's MCP server ``name`` (its profile entry
+    ``spec``), with the tools Codex must not call on it.
 
     Raises:
-        ValueError: An entry is malformed or of a kind Codex cannot use.
+        ValueError: The entry is malformed or of a kind Codex cannot use.
     """
-    lines: list[str] = []
-    for name, (spec, disabled) in sorted(servers.items()):
-        kind = str(spec.get("type") or "stdio")
-        lines += ["", f"[mcp_servers.{json.dumps(name)}]"]
-        if kind == "stdio" and isinstance(spec.get("command"), str) and spec["command"]:
-            args = [str(a) for a in spec.get("args") or []]
-            lines += [f"command = {json.dumps(spec['command'])}", f"args = {json.dumps(args)}"]
-            lines.append(f"env = {_inline(spec.get('env'))}")
-        elif kind == "http" and isinstance(spec.get("url"), str) and spec["url"]:
-            lines.append(f"url = {json.dumps(spec['url'])}")
-            lines.append(f"http_headers = {_inline(spec.get('headers'))}")
-        else:
-            raise ValueError(f"Codex cannot use the MCP server {name!r} of the profile.")
-        lines.append(f"disabled_tools = {json.dumps(disabled)}")
-    return lines
+    kind = str(spec.get("type") or "stdio")
+    entry: dict[str, Any]
+    if kind == "stdio" and isinstance(spec.get("command"), str) and spec["command"]:
+        entry = {
+            "command": spec["command"],
+            "args": [str(a) for a in spec.get("args") or []],
+            "env": _strings(spec.get("env")),
+        }
+    elif kind == "http" and isinstance(spec.get("url"), str) and spec["url"]:
+        entry = {"url": spec["url"], "http_headers": _strings(spec.get("headers"))}
+    else:
+        raise ValueError(f"Codex cannot use the MCP server {name!r} of the profile.")
+    return {**entry, "disabled_tools": list(disabled)}
 
 
-def _inline(pairs: object) -> str:
+def _strings(pairs: object) -> dict[str, str]:
     items = pairs.items() if isinstance(pairs, Mapping) else []
-    return "{" + ", ".join(f"{json.dumps(str(k))} = {json.dumps(str(v))}" for k, v in items) + "}"
+    return {str(k): str(v) for k, v in items}
 
 
 def rules_block(disallowed: tuple[str, ...]) -> str:
