@@ -32,7 +32,12 @@ async def new_session(client: httpx.AsyncClient, profile_id: str, title: str) ->
 
 
 def sidebar_link(page: Page, sid: str) -> Any:
-    return page.locator(f'#nav-sessions li[data-sid="{sid}"] a')
+    return page.locator(f'nav.sidebar .nav-sessions a[href="/sessions/{sid}"]')
+
+
+def session_links(page: Page) -> Any:
+    """The sidebar's session links, top first."""
+    return page.locator("nav.sidebar .nav-sessions a")
 
 
 async def open_menu_on_a_phone(page: Page) -> None:
@@ -73,13 +78,11 @@ async def test_a_session_started_elsewhere_appears_changes_and_leaves(
     row = sidebar_link(page, second)
     await expect(row).to_be_visible()
     await expect(row).to_contain_text("Second one")
-    await expect(page.locator("#nav-sessions li[data-sid]").first).to_have_attribute(
-        "data-sid", second
-    )
+    await expect(session_links(page).first).to_have_attribute("href", f"/sessions/{second}")
     assert await row.get_attribute("aria-current") is None
     # Its agent asks for an approval: the dot says so, in words too.
     await send(client, second, "run the tests")
-    dot = page.locator(f'#nav-sessions [data-status-of="{second}"]')
+    dot = page.locator(f'nav.sidebar [data-status-of="{second}"]')
     await expect(dot).to_have_class("dot dot-waiting")
     await expect(dot).to_have_attribute("title", "waiting for you")
     await expect(dot.locator(".visually-hidden")).to_have_text("waiting for you")
@@ -118,8 +121,7 @@ async def test_keyboard_focus_on_a_sidebar_link_survives_updates(
     r = await client.patch(f"/api/sessions/{older}", json={"title": "Older, renamed"})
     assert r.status_code == 200, r.text
     await expect(link.locator(".nav-title")).to_have_text("Older, renamed")
-    order = page.locator("#nav-sessions li[data-sid]")
-    await expect(order.first).to_have_attribute("data-sid", older)
+    await expect(session_links(page).first).to_have_attribute("href", f"/sessions/{older}")
     await expect(link).to_be_focused()
     # And the keyboard goes on from there, to the next row.
     await page.keyboard.press("Tab")
@@ -144,11 +146,10 @@ async def test_the_history_page_sidebar_follows_and_axe_finds_nothing_serious(
     page = await context.new_page()
     try:
         await page.goto(f"{server.url}/sessions?token={TOKEN}")
-        await expect(page.locator("body")).to_have_attribute("data-link", "open")
         made = await new_session(client, pid, "After")
         row = sidebar_link(page, made)
         await expect(row).to_contain_text("After")
-        await expect(page.locator("#nav-sessions h2")).to_have_count(1)
+        await expect(page.locator("nav.sidebar h2.nav-heading")).to_have_count(1)
         assert await axe_problems(page) == []
     finally:
         await context.close()
