@@ -20,7 +20,7 @@
 
   function makeRow(row, current) {
     var li = el("li");
-    li.setAttribute("data-sid", row.id);
+    li.setAttribute("data-nav-sid", row.id);
     var link = el("a");
     link.href = "/sessions/" + encodeURIComponent(row.id);
     if (row.id === current) link.setAttribute("aria-current", "page");
@@ -87,8 +87,8 @@
     var current = box.getAttribute("data-current") || "";
     var focused = box.contains(document.activeElement) ? document.activeElement : null;
     var rowsShown = {};
-    Array.prototype.forEach.call(box.querySelectorAll("li[data-sid]"), function (li) {
-      rowsShown[li.getAttribute("data-sid")] = li;
+    Array.prototype.forEach.call(box.querySelectorAll("li[data-nav-sid]"), function (li) {
+      rowsShown[li.getAttribute("data-nav-sid")] = li;
     });
     var groups = shownGroups(box);
     var at = box.firstElementChild;
