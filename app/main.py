@@ -27,7 +27,7 @@ from app.services.signins import SignIns
 from app.services.store.eventlog import EventLog
 from app.services.transcripts.follow import Follower
 from app.settings import Settings
-from app.web import docs, pages_signins
+from app.web import docs, pages_signins, sidebar
 from app.web.board import api as api_board
 from app.web.board import pages as pages_board
 from app.web.bodylimits import JsonBodyLimits
@@ -156,6 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_history.router)
     app.include_router(pages_usage.router)
     app.include_router(pages_signins.router)
+    app.include_router(sidebar.router)
     app.include_router(pages_board.router)
     app.add_middleware(DurableWrites, events=events)
     app.add_middleware(JsonBodyLimits)

@@ -10,20 +10,33 @@ from pydantic import ValidationError
 
 from app.services.store import store
 from app.web.deps import AppState
-from app.web.formatting import day_label
+from app.web.formatting import STATUS_LABELS, day_label
 
 SIDEBAR_SESSIONS = 30
+UNTITLED = "Untitled session"
+
+
+def sidebar_rows(state: AppState) -> list[dict[str, str]]:
+    """The sidebar's sessions as it shows them, most recently active first; the page
+    draws them and its stream (``app.web.sidebar``) sends them again as they change."""
+    sessions, _ = store.list_sessions(state.engine, limit=SIDEBAR_SESSIONS)
+    return [
+        {
+            "id": s.id,
+            "title": s.title or UNTITLED,
+            "status": s.status,
+            "label": STATUS_LABELS.get(s.status, s.status),
+            "day": day_label(s.updated_at),
+        }
+        for s in sessions
+    ]
 
 
 def base_context(request: Request, state: AppState) -> dict[str, Any]:
-    sessions, _ = store.list_sessions(state.engine, limit=SIDEBAR_SESSIONS)
     return {
         "request": request,
         "csrf_token": getattr(request.state, "csrf_token", ""),
-        "sidebar_sessions": [
-            {"id": s.id, "title": s.title, "status": s.status, "day": day_label(s.updated_at)}
-            for s in sessions
-        ],
+        "sidebar_sessions": sidebar_rows(state),
         "pending_total": state.manager.permissions.pending_count(),
     }
 

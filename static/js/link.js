@@ -21,6 +21,8 @@
   // A page that reloaded on its own this recently goes quiet instead of reloading again.
   var RELOADED_KEY = "angelia-link-reloaded";
   var sources = [];
+  // Called with every stream the page opens (static/js/sidebar.js listens on them).
+  var openers = [];
   var halted = false;
   var paused = false;
   var deadline = 0;
@@ -184,7 +186,18 @@
       if (typeof evt.data === "string") return;
       lost();
     });
+    openers.forEach(function (fn) {
+      fn(source);
+    });
     return source;
+  }
+
+  // fn(source) for each stream the page has open and each it opens from now on.
+  function onEventSource(fn) {
+    openers.push(fn);
+    sources.forEach(function (source) {
+      fn(source);
+    });
   }
 
   function init() {
@@ -203,6 +216,7 @@
   }
 
   A.eventSource = eventSource;
+  A.onEventSource = onEventSource;
   A.linkHalted = function () {
     return halted;
   };

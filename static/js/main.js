@@ -8,6 +8,7 @@
     A.initMenu();
     A.initCopyButtons();
     A.initBadge();
+    A.initSidebar();
     A.initNotifyButton();
     A.initShortcuts();
     A.initModeForm();

@@ -105,7 +105,9 @@ def sample_events(text: str = "hello") -> list[dict[str, Any]]:
 def session_context(items: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     return {
         "csrf_token": "tok",
-        "sidebar_sessions": [{"id": "s1", "title": "Fix it", "status": "live"}],
+        "sidebar_sessions": [
+            {"id": "s1", "title": "Fix it", "status": "live", "label": "live", "day": "Today"}
+        ],
         "pending_total": 1,
         "session": {
             "id": "s1",
@@ -332,6 +334,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/core.js",
         "/static/js/link.js",
         "/static/js/page.js",
+        "/static/js/sidebar.js",
         "/static/js/cards.js",
         "/static/js/menu.js",
         "/static/js/composer.js",

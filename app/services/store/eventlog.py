@@ -13,6 +13,10 @@ Durability, precisely: an event is durable once its batch is committed (WAL with
 newest commits). That happens before it is streamed to anyone, and before the response
 to any request that changed something (``await flush()``, see ``app.web.durability``).
 Called with no event loop running, ``append`` itself waits for the commit.
+
+Besides each session's channel, one channel (``SESSIONS_CHANNEL``) carries no stored
+event but a mark per session whose row a commit changed (``sessionwatch``): how a page's
+list of sessions follows them, on the same fan-out and ended by the same stop.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from sqlalchemy import String, Table, func, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from app.db.models import Event, utcnow
+from app.services.store import sessionwatch
 from app.services.store.eventwriter import EventWriter, is_big
 from app.services.store.records import EventDict, StoredEvent, encode_payload
 
@@ -37,8 +42,12 @@ EVENT_TABLE: Table = Event.__table__  # type: ignore[attr-defined]
 QUEUE_LIMIT = 10_000
 # How long a stopping server keeps retrying a failing write of the last events.
 CLOSE_TIMEOUT_S = 1.0
+# Session ids are URL-safe base64, so a name with a colon is never one of them.
+SESSIONS_CHANNEL = "sessions:changed"
+# The kind of the mark on that channel; its ``session_id`` is the session that changed.
+SESSION_CHANGED = "session_changed"
 
-__all__ = ["EventDict", "EventLog", "StoredEvent", "Subscription"]
+__all__ = ["SESSIONS_CHANNEL", "EventDict", "EventLog", "StoredEvent", "Subscription"]
 
 
 class Subscription:
@@ -75,6 +84,7 @@ class EventLog:
         db_path = engine.url.database
         assert db_path, "the event log needs an SQLite file"
         self._writer = EventWriter(Path(db_path), self._committed, busy_timeout_s)
+        sessionwatch.watch(engine, self._sessions_changed)
 
     def _seq_for(self, session_id: str) -> int:
         if session_id not in self._next_seq:
@@ -137,6 +147,21 @@ class EventLog:
         for loop, targets in by_loop.items():
             try:
                 loop.call_soon_threadsafe(_hand_out, targets)
+            except RuntimeError:  # that loop has closed: nobody is listening there
+                continue
+
+    def _sessions_changed(self, ids: set[str]) -> None:
+        """On the committing thread: a mark per changed session for every subscriber of
+        ``SESSIONS_CHANNEL``, on its own event loop."""
+        with self._lock:
+            subs = list(self._subs.get(SESSIONS_CHANNEL, ()))
+        if not subs:
+            return
+        at = utcnow()
+        marks = [StoredEvent(sid, 0, SESSION_CHANGED, at, "") for sid in sorted(ids)]
+        for sub in subs:
+            try:
+                sub.loop.call_soon_threadsafe(sub.put_many, marks)
             except RuntimeError:  # that loop has closed: nobody is listening there
                 continue
 

@@ -19,6 +19,7 @@ from app.web.board.api import CompareIn
 from app.web.board.view import cards, events
 from app.web.context import base_context, first_error
 from app.web.deps import AppState, StateDep
+from app.web.sidebar import with_sidebar
 from app.web.stopping import stopped_event
 
 router = APIRouter(include_in_schema=False)
@@ -50,6 +51,7 @@ async def _page(
         "rows": range(FORM_ROWS),
         "notice": notice,
         "form": form or {},
+        "sidebar_via": "page",
     }
     return state.templates.TemplateResponse(request, "board.html", context, status_code=status_code)
 
@@ -61,12 +63,12 @@ async def board_page(request: Request, state: StateDep) -> HTMLResponse:
 
 @router.get("/board/live", response_class=EventSourceResponse)
 async def live(request: Request, state: StateDep) -> AsyncIterator[ServerSentEvent]:
-    """The page's stream: the API's, with each card rendered as the page draws it."""
+    """The page's stream: the API's, with each card rendered as the page draws it, and
+    the sidebar's events (``app.web.sidebar``), so the page holds one connection."""
     template = state.templates.get_template("_board_card.html")
     csrf = getattr(request.state, "csrf_token", "")
-    async for event in events(
-        state, request, lambda card: template.render(card=card, csrf_token=csrf)
-    ):
+    cards_live = events(state, request, lambda card: template.render(card=card, csrf_token=csrf))
+    async for event in with_sidebar(cards_live, state, request):
         yield event
     if (last := stopped_event(state.events)) is not None:
         yield last

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
+from app.db.models import ChatSession
 from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
 from app.services.git.repo import GitError
@@ -31,6 +32,7 @@ from app.web.context import SIDEBAR_SESSIONS, base_context, first_error
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
 from app.web.formatting import shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
+from app.web.sidebar import with_sidebar
 from app.web.stopping import stopped_event
 from app.web.transcript import (
     fold_events,
@@ -229,6 +231,8 @@ async def session_page(
         "models": _models(state, session_id),
         "transcript_missing": _transcript_missing(chat.backend, chat.backend_session_id),
         **follow,
+        # The transcript's stream carries the sidebar's events too.
+        "sidebar_via": "page",
     }
     return state.templates.TemplateResponse(request, "session.html", context)
 
@@ -264,11 +268,25 @@ async def live(
     after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
 ) -> AsyncIterator[ServerSentEvent]:
     """The page's stream: the same events as the API, rendered as HTML fragments; it
-    resumes like the API's (``Last-Event-ID`` first, then ``?after=``)."""
-    chat = store.get_session(state.engine, session_id)
-    install_hint = _install_hint(chat.backend)
-    cwd = store.session_profile(state.engine, chat).cwd
+    resumes like the API's (``Last-Event-ID`` first, then ``?after=``). The sidebar's
+    events ride along (``app.web.sidebar``), without an id, so they never move where a
+    reconnect resumes."""
     start = last_event_id if last_event_id is not None else after
+    # Read before the stream starts, so an unknown session is a 404, not a broken stream.
+    chat = store.get_session(state.engine, session_id)
+    cwd = store.session_profile(state.engine, chat).cwd
+    transcript = _transcript(chat, cwd, request, state, start)
+    async for event in with_sidebar(transcript, state, request):
+        yield event
+    if (last := stopped_event(state.events)) is not None:
+        yield last
+
+
+async def _transcript(
+    chat: ChatSession, cwd: str, request: Request, state: AppState, start: int
+) -> AsyncIterator[ServerSentEvent]:
+    session_id = chat.id
+    install_hint = _install_hint(chat.backend)
     previous_at = None
     async for record in replay_then_follow(state.events, session_id, start, request):
         event = record.as_dict()
@@ -281,8 +299,6 @@ async def live(
             shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
         html = render_event(state.templates, shown, install_hint=install_hint, cwd=cwd)
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
-    if (last := stopped_event(state.events)) is not None:
-        yield last
 
 
 @router.post("/sessions/{session_id}/messages", response_model=None)
