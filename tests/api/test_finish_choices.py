@@ -31,15 +31,14 @@ def main_moves_on(repo: Path, commits: int) -> None:
         commit_all(repo, f"user's work {i}")
 
 
-async def test_a_fast_forward_the_base_has_outgrown_is_not_offered_and_is_refused(
+async def test_a_fast_forward_the_base_has_outgrown_is_not_offered(
     client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
 ) -> None:
     session = await new_session(client, await make_profile(client, repo, fake_claude), "Notes")
-    sid, path = session["id"], Path(session["worktree"]["path"])
     await commit_edit(client, session, "notes.txt", "from the session\n")
     main_moves_on(repo, 2)
 
-    info = (await client.get(f"/api/sessions/{sid}/worktree")).json()
+    info = (await client.get(f"/api/sessions/{session['id']}/worktree")).json()
     assert (info["ahead"], info["behind"], info["conflicts"]) == (1, 2, [])
     ways = {w["strategy"]: (w["possible"], w["why_not"]) for w in info["strategies"]}
     assert ways == {
@@ -47,6 +46,15 @@ async def test_a_fast_forward_the_base_has_outgrown_is_not_offered_and_is_refuse
         "merge": (True, ""),
         "squash": (True, ""),
     }
+
+
+async def test_a_fast_forward_the_base_has_outgrown_is_refused_with_nothing_changed(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    session = await new_session(client, await make_profile(client, repo, fake_claude), "Notes")
+    sid, path = session["id"], Path(session["worktree"]["path"])
+    await commit_edit(client, session, "notes.txt", "from the session\n")
+    main_moves_on(repo, 2)
 
     before = everything(repo, path)
     r = await client.post(f"/api/sessions/{sid}/merge", json={"strategy": "ff"})
@@ -65,6 +73,24 @@ async def test_a_fast_forward_the_base_has_outgrown_is_not_offered_and_is_refuse
     assert git(repo, "status", "--porcelain") == ""
     after = (await client.get(f"/api/sessions/{sid}/worktree")).json()
     assert after["merged"] is True and after["strategies"] == []
+
+
+async def test_counts_of_one_read_in_the_singular(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    pid = await make_profile(client, repo, fake_claude)
+    first, second = [await new_session(client, pid, t) for t in ("One", "Two")]
+    await commit_edit(client, first, "f.txt", "one's\n")
+    await commit_edit(client, second, "f.txt", "two's\n")
+    r = await client.post(f"/api/sessions/{second['id']}/discard")
+    assert r.status_code == 409 and "has 1 commit not merged into main" in r.json()["detail"]
+    r = await client.post(f"/api/sessions/{first['id']}/merge", json={"strategy": "ff"})
+    assert r.status_code == 200, r.text
+    r = await client.post(f"/api/sessions/{second['id']}/merge", json={"strategy": "merge"})
+    assert r.status_code == 409 and "conflicts with main in 1 file: f.txt" in r.json()["detail"]
+    r = await client.post(f"/api/sessions/{second['id']}/merge", json={"strategy": "ff"})
+    assert r.status_code == 409 and "main has 1 commit this branch does not" in r.json()["detail"]
+    assert "(s)" not in r.text
 
 
 async def test_conflicts_leave_no_strategy_but_say_why(
@@ -87,7 +113,6 @@ async def test_conflicts_leave_no_strategy_but_say_why(
     }
     r = await client.post(f"/api/sessions/{second['id']}/merge", json={"strategy": "squash"})
     assert r.status_code == 409 and r.json()["reason"] == "conflict"
-    assert "conflicts with main in 1 file: f.txt" in r.json()["detail"]
 
 
 async def test_a_rename_is_one_uncommitted_file_as_on_the_changes_tab(
