@@ -75,17 +75,29 @@ async def test_a_fast_forward_the_base_has_outgrown_is_refused_with_nothing_chan
     assert after["merged"] is True and after["strategies"] == []
 
 
-async def test_counts_of_one_read_in_the_singular(
+async def two_editing_one_file(
     client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
-) -> None:
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two sessions that each committed their own f.txt; none merged yet."""
     pid = await make_profile(client, repo, fake_claude)
     first, second = [await new_session(client, pid, t) for t in ("One", "Two")]
     await commit_edit(client, first, "f.txt", "one's\n")
     await commit_edit(client, second, "f.txt", "two's\n")
+    return first, second
+
+
+async def merge_ff(client: httpx.AsyncClient, session: dict[str, Any]) -> None:
+    r = await client.post(f"/api/sessions/{session['id']}/merge", json={"strategy": "ff"})
+    assert r.status_code == 200, r.text
+
+
+async def test_counts_of_one_read_in_the_singular(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    first, second = await two_editing_one_file(client, repo, fake_claude)
     r = await client.post(f"/api/sessions/{second['id']}/discard")
     assert r.status_code == 409 and "has 1 commit not merged into main" in r.json()["detail"]
-    r = await client.post(f"/api/sessions/{first['id']}/merge", json={"strategy": "ff"})
-    assert r.status_code == 200, r.text
+    await merge_ff(client, first)
     r = await client.post(f"/api/sessions/{second['id']}/merge", json={"strategy": "merge"})
     assert r.status_code == 409 and "conflicts with main in 1 file: f.txt" in r.json()["detail"]
     r = await client.post(f"/api/sessions/{second['id']}/merge", json={"strategy": "ff"})
@@ -96,12 +108,8 @@ async def test_counts_of_one_read_in_the_singular(
 async def test_conflicts_leave_no_strategy_but_say_why(
     client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
 ) -> None:
-    pid = await make_profile(client, repo, fake_claude)
-    first, second = [await new_session(client, pid, t) for t in ("One", "Two")]
-    await commit_edit(client, first, "f.txt", "one's\n")
-    await commit_edit(client, second, "f.txt", "two's\n")
-    r = await client.post(f"/api/sessions/{first['id']}/merge", json={"strategy": "ff"})
-    assert r.status_code == 200, r.text
+    first, second = await two_editing_one_file(client, repo, fake_claude)
+    await merge_ff(client, first)
 
     info = (await client.get(f"/api/sessions/{second['id']}/worktree")).json()
     assert info["conflicts"] == ["f.txt"]
