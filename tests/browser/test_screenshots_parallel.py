@@ -132,15 +132,15 @@ async def test_screenshots_of_parallel_agents(
         await page.locator("#changes-summary").evaluate("e => e.scrollIntoView()")
         await page.screenshot(path=str(out / "review.png"))
 
-        # The first merges; the second then conflicts, and says so with the file.
+        # The first merges; the second then cannot be merged, and the panel says why.
         for sid, message in ((first, "Read the token lifetime"), (second, "Configurable expiry")):
             r = await client.post(f"/api/sessions/{sid}/commit", json={"message": message})
             assert r.status_code == 201, r.text
         r = await client.post(f"/api/sessions/{first}/merge", json={"strategy": "ff"})
         assert r.status_code == 200, r.text
         await page.goto(f"{server.url}/sessions/{second}/changes")
-        await page.locator("#finish-merge").click()
-        await expect(page.locator("#finish-files")).to_contain_text("src/auth.py")
+        await expect(page.locator("#finish-merge-why")).to_contain_text("src/auth.py")
+        await expect(page.locator("#finish-resolve-conflicts")).to_be_visible()
         await page.locator("#finish").scroll_into_view_if_needed()
         await page.screenshot(path=str(out / "conflict.png"))
     finally:

@@ -26,7 +26,14 @@ from app.services.git import bigfiles
 from app.services.git.repo import GitError, Where, repo_root, run, text
 from app.services.git.scratch import scratch_index
 
-__all__ = ["MAX_DIFF_BYTES", "MAX_LINE_DIFF_BYTES", "FileChange", "diff", "snapshot"]
+__all__ = [
+    "MAX_DIFF_BYTES",
+    "MAX_LINE_DIFF_BYTES",
+    "FileChange",
+    "diff",
+    "snapshot",
+    "uncommitted",
+]
 
 Status = Literal["created", "edited", "deleted", "renamed"]
 STATUSES: dict[str, Status] = {"A": "created", "D": "deleted", "R": "renamed", "C": "created"}
@@ -80,6 +87,35 @@ def diff(
     big = bigfiles.find(top)
     found = _diff_trees(top, base, _tree_now(top, big), max_file_bytes, max_total_bytes)
     return _with_big(found, bigfiles.changed(top, big))
+
+
+def uncommitted(folder: Where) -> list[str]:
+    """The files ``folder``'s working tree has not committed (edited, deleted, new and not
+    ignored), counted as the Changes tab counts them: a renamed file once, by its new
+    name (``git status`` would show a deletion and a new file)."""
+    top = repo_root(folder)
+    head = run(
+        ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+        cwd=top,
+        what=f"reading the last commit of {top}",
+        ok=(0, 1),
+    )
+    base = text(head.stdout).strip() or _empty_tree(top)
+    big = bigfiles.find(top)
+    out = run(
+        ["diff-tree", "-r", "-M", "-z", "--raw", base, _tree_now(top, big)],
+        cwd=top,
+        what=f"comparing {top} with its last commit",
+        timeout=DIFF_TIMEOUT_S,
+    ).stdout
+    found = {text(entry.path) for entry in _parse_raw(out)[0]}
+    return sorted(found | {text(raw) for raw in bigfiles.changed(top, big)})
+
+
+def _empty_tree(top: Where) -> str:
+    """The id of the empty tree in ``top``'s hash (before its first commit)."""
+    out = run(["hash-object", "-t", "tree", "--stdin"], cwd=top, input=b"", what="naming no files")
+    return text(out.stdout).strip()
 
 
 def _with_big(found: list[FileChange], big: dict[bytes, bigfiles.BigFile]) -> list[FileChange]:

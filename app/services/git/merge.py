@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from app.errors import ValidationFailed
 from app.services.git.overwrite import untracked_in_the_way
@@ -29,6 +28,13 @@ from app.services.git.repo import (
     run,
     text,
 )
+from app.services.git.strategies import (
+    STRATEGIES,
+    Strategy,
+    StrategyNotPossible,
+    fast_forward_blocked,
+)
+from app.wording import counted
 
 __all__ = [
     "APP_EMAIL",
@@ -37,6 +43,7 @@ __all__ = [
     "MergeConflict",
     "MergeResult",
     "Strategy",
+    "StrategyNotPossible",
     "UntrackedInTheWay",
     "ahead_behind",
     "commit",
@@ -47,8 +54,6 @@ __all__ = [
     "merge_base",
 ]
 
-Strategy = Literal["ff", "merge", "squash"]
-STRATEGIES: tuple[Strategy, ...] = ("ff", "merge", "squash")
 # Used only when the repository names no author: commits must still be possible.
 APP_NAME = "Angelia"
 APP_EMAIL = "angelia@localhost"
@@ -79,7 +84,7 @@ class UntrackedInTheWay(LocalChanges):
     def __init__(self, into: str, checkout: Path, files: list[str]) -> None:
         super().__init__(
             f"{into} is checked out in {checkout}, where the merge would write over "
-            f"{len(files)} file(s) git does not track there (ignored or untracked): "
+            f"{counted(len(files), 'file')} git does not track there (ignored or untracked): "
             f"{', '.join(files)}; move them out of that checkout (or delete the ones you "
             "do not need), or have the session's branch leave them out, then merge again "
             "(nothing was changed)",
@@ -244,17 +249,20 @@ def merge(
         raise GitError(f"nothing to merge: {into} already has every change of {branch}")
     if strategy == "ff":
         if not is_ancestor(repo, old, tip):
-            raise GitError(
-                f"{into} cannot be fast-forwarded to {branch}: it has commits {branch} lacks; "
-                "merge or squash instead"
+            behind = ahead_behind(repo, branch, into)[1]
+            raise StrategyNotPossible(
+                "ff",
+                f"{into} cannot be fast-forwarded to {branch}: "
+                f"{fast_forward_blocked(into, behind)}; merge or squash instead "
+                "(nothing was changed)",
             )
         new = tip
     else:
         tree, files = _merge_tree(repo, into, branch)
         if files:
             raise MergeConflict(
-                f"{branch} conflicts with {into} in {len(files)} file(s): {', '.join(files)}; "
-                "nothing was changed",
+                f"{branch} conflicts with {into} in {counted(len(files), 'file')}: "
+                f"{', '.join(files)}; nothing was changed",
                 files,
             )
         new = _commit_tree(repo, tree, old, tip, branch, into, strategy, message)

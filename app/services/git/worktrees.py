@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from app.db.datadir import make_private_dir
 from app.errors import ValidationFailed
+from app.services.git.changes import uncommitted
 from app.services.git.merge import ahead_behind, is_merged
 from app.services.git.repo import (
     Checkout,
@@ -38,8 +39,8 @@ from app.services.git.repo import (
     repo_root,
     run,
     text,
-    uncommitted,
 )
+from app.wording import counted
 
 __all__ = [
     "BRANCH_PREFIX",
@@ -345,7 +346,7 @@ def _unmerged(top: Path, worktree: Worktree) -> int:
 def _refusal(path: Path, unmerged: int, dirty: list[str], base: str) -> str:
     what = []
     if unmerged:
-        what.append(f"{unmerged} commit(s) not merged into {base}")
+        what.append(f"{counted(unmerged, 'commit')} not merged into {base}")
     if dirty:
         shown = ", ".join(dirty[:10]) + (f" and {len(dirty) - 10} more" if len(dirty) > 10 else "")
         what.append(f"uncommitted changes in {shown}")

@@ -10,6 +10,7 @@ worker thread.
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,9 +19,10 @@ from sqlalchemy.engine import Engine
 from app.db.models import ChatSession
 from app.errors import AppError, ConflictError
 from app.services.git import merge as git_merge
-from app.services.git import worktrees
+from app.services.git import strategies, worktrees
+from app.services.git.changes import uncommitted
 from app.services.git.merge import Strategy
-from app.services.git.repo import GitError, GitPlace, branch_commit, uncommitted
+from app.services.git.repo import GitError, GitPlace, branch_commit
 from app.services.sessions.closed import SessionClosed, closed_of, kept_changes, mark_closed
 from app.services.sessions.manager import SessionManager
 from app.services.sessions.workspace import git_place, repository_place, worktrees_root
@@ -46,8 +48,8 @@ __all__ = [
 ]
 
 SUBJECT_CHARS = 72
-BODY_LINES = 8
-BODY_CHARS = 1_000
+BODY_LINES = 6
+BODY_CHARS = 600
 # A session is mid-turn (its files may be changing) in these states.
 BUSY_STATUSES = frozenset({"working", "waiting"})
 # A worktree that goes with its session (deleted) leaves nothing to record.
@@ -68,11 +70,14 @@ class WorktreeInfo:
     base_commit: str
     ahead: int  # commits on the branch its base lacks
     behind: int  # commits on the base the branch lacks
-    dirty: list[str]  # uncommitted files in the worktree
+    dirty: list[str]  # uncommitted files in the worktree (a rename once, by its new name)
     merged: bool  # the base has every change of the branch
     base_exists: bool
     committed: bool  # the branch has moved since the session started (its own commits)
     suggested_message: str
+    # How the branch can be merged now and why not otherwise; empty with nothing to merge.
+    strategies: list[strategies.StrategyOption]
+    conflicts: list[str]  # the files a merge into the base would conflict in now
 
 
 def worktree_of(chat: ChatSession) -> worktrees.Worktree:
@@ -111,22 +116,46 @@ def places(engine: Engine, chat: ChatSession) -> tuple[GitPlace, GitPlace]:
 
 
 def suggested_message(events: EventLog, chat: ChatSession) -> str:
-    """The session's title as the subject, the first lines of its last answer as the body."""
-    subject = " ".join((chat.title or "").split()) or "Work from an Angelia session"
+    """What the session was asked to do: its title as the subject (the first line of its
+    first message while the title is only that message), the rest of that message as a
+    short body.
+
+    The task, not the agent's last answer: by the time the work is committed that answer
+    is as likely to be a reply to a review comment as a summary of the work.
+    """
+    first = events.list(chat.id, kind="user_message", limit=1)
+    task = str(first[0].get("text") or "").strip() if first else ""
+    title = " ".join((chat.title or "").split())
+    head, _, rest = task.partition("\n")
+    if title and title != store.title_from_message(task):
+        subject, told = title, task  # a title chosen for it: the whole task below
+    else:
+        subject, told = " ".join(head.split()), rest
+    subject = subject or "Work from an Angelia session"
     if len(subject) > SUBJECT_CHARS:
-        subject = subject[: SUBJECT_CHARS - 1].rstrip() + "…"
-    last = events.list(chat.id, kind="assistant_message", limit=1, newest=True)
-    answer = str(last[0].get("text") or "") if last else ""
-    lines: list[str] = []
-    for raw in answer.strip().splitlines():
-        if len(lines) == BODY_LINES:
-            break
-        line = raw.rstrip()
-        if not line and (not lines or not lines[-1]):
-            continue  # no blank line first and none doubled
-        lines.append(line)
-    body = "\n".join(lines).strip()[:BODY_CHARS].rstrip()
+        subject, told = subject[: SUBJECT_CHARS - 1].rstrip() + "…", task
+    if " ".join(told.split()) in ("", subject):
+        return subject
+    body = _short_body(told.strip())
     return f"{subject}\n\n{body}" if body else subject
+
+
+def _short_body(task: str) -> str:
+    """The task's first lines, wrapped as git's log shows them best; "…" where cut."""
+    lines: list[str] = []
+    for raw in task[:BODY_CHARS].splitlines():
+        if not raw.strip():
+            if lines and lines[-1]:
+                lines.append("")  # no blank line first and none doubled
+            continue
+        lines += textwrap.wrap(raw.strip(), SUBJECT_CHARS) or [""]
+    cut = len(lines) > BODY_LINES or len(task) > BODY_CHARS
+    lines = lines[:BODY_LINES]
+    while lines and not lines[-1]:
+        lines.pop()
+    if cut and lines:
+        lines[-1] = lines[-1][: SUBJECT_CHARS - 1].rstrip() + "…"
+    return "\n".join(lines)
 
 
 def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
@@ -136,10 +165,15 @@ def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
     base_exists = branch_commit(top, made.base) is not None
     ahead = behind = 0
     merged = False
+    conflicts: list[str] = []
     tip = branch_commit(top, made.branch)
     if base_exists and tip is not None:
         ahead, behind = git_merge.ahead_behind(top, made.branch, made.base)
         merged = ahead == 0 or git_merge.is_merged(top, made.branch, made.base)
+        if behind and not merged:  # a base that has not moved cannot conflict
+            conflicts = git_merge.conflicts(top, made.branch, made.base)
+    nothing = merged or not base_exists or tip is None
+    ways = [] if nothing else strategies.options(made.base, behind, conflicts)
     dirty = uncommitted(place) if made.path.is_dir() else []
     return WorktreeInfo(
         path=str(made.path),
@@ -153,6 +187,8 @@ def info(engine: Engine, events: EventLog, chat: ChatSession) -> WorktreeInfo:
         base_exists=base_exists,
         committed=tip is not None and tip != made.base_commit,
         suggested_message=suggested_message(events, chat),
+        strategies=ways,
+        conflicts=conflicts,
     )
 
 

@@ -21,7 +21,13 @@ from pydantic import Field
 from app.db.models import ChatSession
 from app.errors import AppError
 from app.nul import Input
-from app.services.git.merge import LocalChanges, MergeConflict, Strategy, UntrackedInTheWay
+from app.services.git.merge import (
+    LocalChanges,
+    MergeConflict,
+    Strategy,
+    StrategyNotPossible,
+    UntrackedInTheWay,
+)
 from app.services.git.worktrees import UnsafeToDiscard
 from app.services.sessions import finish
 from app.services.store import store
@@ -59,6 +65,8 @@ def refusal(exc: AppError) -> dict[str, Any] | None:
             "checkout": str(exc.checkout),
             "files": exc.files,
         }
+    if isinstance(exc, StrategyNotPossible):
+        return {"detail": exc.message, "reason": "not_possible", "strategy": exc.strategy}
     if isinstance(exc, UnsafeToDiscard):
         return {
             "detail": exc.message,
@@ -87,7 +95,9 @@ async def worktree_json(state: AppState, chat: ChatSession) -> dict[str, Any]:
 @router.get("/sessions/{session_id}/worktree")
 async def get_worktree(session_id: str, state: StateDep) -> dict[str, Any]:
     """The session's branch against its base: ahead/behind, dirty files, merged or not,
-    and the suggested commit message; 422 for a session without a worktree."""
+    the strategies possible now (``strategies``: each ``possible`` or ``why_not``), the
+    files a merge would conflict in, and the suggested commit message; 422 for a session
+    without a worktree."""
     return await worktree_json(state, store.get_session(state.engine, session_id))
 
 
@@ -103,12 +113,14 @@ async def commit(session_id: str, body: CommitIn, state: StateDep) -> dict[str, 
 async def merge(session_id: str, body: MergeIn, state: StateDep) -> dict[str, Any] | Response:
     """Merge the session's branch into its base (``ff``, ``merge`` or ``squash``); 409
     with the conflicting files (``reason`` ``conflict``), the user's uncommitted files in
-    the way (``local_changes``) or the ignored or untracked files the merge would write
-    over where the base is checked out (``untracked``), nothing changed anywhere."""
+    the way (``local_changes``), the ignored or untracked files the merge would write
+    over where the base is checked out (``untracked``), or a strategy not possible now
+    (``not_possible``: a fast-forward of a base with commits of its own), nothing changed
+    anywhere."""
     chat = store.get_session(state.engine, session_id)
     try:
         done = await finish.merge(state.engine, state.manager, chat, body.strategy)
-    except (MergeConflict, LocalChanges) as exc:
+    except (MergeConflict, LocalChanges, StrategyNotPossible) as exc:
         return _refused(exc)
     return {
         "commit": done.commit,

@@ -73,19 +73,22 @@ async def test_the_panel_shows_the_branch_and_commits_and_merges(
         assert form["method"] == "post"
         token = form.find("input", attrs={"name": "csrf_token"})
         assert token is not None and token["value"]
-    strategies = [b["value"] for b in forms[f"/sessions/{sid}/finish/merge"].find_all("button")]
-    assert strategies == ["ff", "merge", "squash"]
+    # Nothing committed yet: no way of merging is offered.
+    assert forms[f"/sessions/{sid}/finish/merge"].find_all("button") == []
     # Work would be lost: discarding asks for a tick first.
     assert soup.select_one("#finish-confirm") is not None
 
     soup = await post_form(client, f"/sessions/{sid}/finish/commit", {"message": "Tidy docs"})
     assert "Committed" in text_of(soup, "#finish-done")
     assert text_of(soup, "#finish-ahead") == "1" and soup.select_one("#finish-dirty") is None
+    strategies = [b["value"] for b in soup.select(".finish-strategies button")]
+    assert strategies == ["ff", "merge", "squash"]
+    assert soup.select_one("#finish-not-possible") is None
     soup = await post_form(client, f"/sessions/{sid}/finish/merge", {"strategy": "ff"})
     assert "into main" in text_of(soup, "#finish-done")
     assert soup.select_one("#finish-merged") is not None
     assert "main has every change" in text_of(soup, "#finish-nothing")
-    assert all(b.has_attr("disabled") for b in soup.select(".finish-strategies button"))
+    assert soup.select(".finish-strategies button") == []
     assert (repo / "f.txt").read_text() == "tidied\n"
     # Merged: discarding loses nothing, so no tick is asked for.
     assert soup.select_one("#finish-confirm") is None
