@@ -14,6 +14,8 @@ import httpx
 from bs4 import BeautifulSoup
 
 from app.main import create_app
+from app.services.profiles import doctor
+from app.services.profiles.backends import BackendDetector
 from app.settings import Settings
 from tests.api.test_chat import make_profile
 from tests.api.test_session_changes import changes, new_session, summary, write_with_the_tool
@@ -87,9 +89,14 @@ async def test_a_folder_outside_git_shows_what_shell_commands_did(
     assert set(after) == set(before) - {"gone.txt"} | {"own.py"}
     assert not any(Path(p).name == ".git" for p in after)
 
+    report = await doctor.diagnose(settings, BackendDetector(path="/nonexistent"), profile=None)
+    assert report.to_json()["folder_snapshots"]["count"] == 1
     r = await client.delete(f"/api/sessions/{sid}")
     assert r.status_code == 204, r.text
     assert not kept.exists()
+    report = await doctor.diagnose(settings, BackendDetector(path="/nonexistent"), profile=None)
+    line = next(f.value for f in report.facts() if f.key == "folder snapshots")
+    assert line.startswith("0 using ")
 
 
 async def test_a_folder_too_big_to_snapshot_says_so_and_lists_the_tools_edits(
