@@ -35,7 +35,15 @@ APP_COPY = ROOT / "app" / "brains" / "conformance.json"
 DOCS = ROOT / "docs" / "backends.md"
 START, END = "<!-- conformance-table:start -->", "<!-- conformance-table:end -->"
 ORDER = [
-    "claude", "grok", "gemini", "claude-acp", "opencode", "codex", "pi", "qwen", "copilot",
+    "claude",
+    "grok",
+    "gemini",
+    "claude-acp",
+    "opencode",
+    "codex",
+    "pi",
+    "qwen",
+    "copilot",
 ]
 # backend → the pinned packages in .ci/setup that make up what was tested.
 PINS = {

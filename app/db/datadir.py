@@ -226,11 +226,16 @@ def tighten(data_dir: Path) -> list[str]:
 # repository in it) are private, so nobody else reaches into them; their contents are
 # not the app's to change (nor worth a walk at every start).
 WORKTREES_DIR = "worktrees"
+# Private git dirs recording the folders outside git that sessions started in
+# (``<session id>.git``): git makes their files owner-only itself (they are created
+# with ``core.sharedRepository=0600``) and the folders are 0700, so their thousands of
+# objects are not walked either.
+SNAPSHOTS_DIR = "snapshots"
 
 
 def _children(root: Path, folder: Path) -> list[Path]:
-    """What is walked under ``folder``: all but the worktrees themselves."""
-    if folder.parent == root / WORKTREES_DIR:
+    """What is walked under ``folder``: all but the worktrees and snapshots themselves."""
+    if folder.parent in (root / WORKTREES_DIR, root / SNAPSHOTS_DIR):
         return []
     try:
         return [folder / name for name in os.listdir(folder)]

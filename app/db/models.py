@@ -89,9 +89,12 @@ class ChatSession(SQLModel, table=True):
     # by clean-up), and when. The session stays readable; nothing of it runs again.
     worktree_closed: str | None = None
     worktree_closed_at: datetime | None = None
-    # Without a worktree, in a git folder: the tree of the folder as the session started,
-    # which its changes are read against.
+    # Without a worktree: the tree of the folder as the session started, which its
+    # changes are read against (outside git, kept in a private git dir under the data dir).
     snapshot_tree: str | None = None
+    # Outside git, why the folder has no snapshot (too big to record, unreadable), in
+    # the plain words the Changes view shows; None when it has one (or is in git).
+    snapshot_note: str | None = None
     # The git dir and work tree the app's own git uses for this session, recorded when it
     # started (a worktree's admin dir under the repository's .git, or the repository's
     # .git): never what a ``.git`` in the folder says later.

@@ -277,5 +277,3 @@ def credential_label(source: object) -> str:
     """Claude Code's ``apiKeySource`` in words ("" when it reported none)."""
     text = str(source or "")
     return CREDENTIAL_LABELS.get(text, text)
-
-

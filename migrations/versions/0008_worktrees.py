@@ -29,9 +29,7 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column("worktree_default", sa.Boolean(), nullable=False, server_default=sa.false())
         )
-        batch.add_column(
-            sa.Column("worktree_copy", sa.JSON(), nullable=False, server_default="[]")
-        )
+        batch.add_column(sa.Column("worktree_copy", sa.JSON(), nullable=False, server_default="[]"))
     with op.batch_alter_table("chat_session") as batch:
         for name in SESSION_COLUMNS:
             batch.add_column(sa.Column(name, sa.String(), nullable=True))

@@ -163,7 +163,7 @@ async def test_a_snapshot_git_no_longer_has_falls_back_to_the_tools(
     assert "no longer in the repository" in body["note"]
 
 
-async def test_outside_git_it_is_the_tools_view(
+async def test_outside_git_it_is_read_against_a_private_snapshot(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
     made = await new_session(
@@ -173,9 +173,12 @@ async def test_outside_git_it_is_the_tools_view(
     sh(project_dir, "echo shell > b.txt")
 
     body = await changes(client, made["id"])
-    assert (body["source"], body["base"], body["note"]) == ("tools", None, None)
-    # The tool's file; the shell's is not seen.
-    assert [(f["path"], f["status"], f["steps"]) for f in body["files"]] == [("a.py", "edited", 1)]
+    assert (body["source"], body["note"]) == ("snapshot", None)
+    # The tool's file, and the shell's (by no tool of the session: marked).
+    assert summary(body) == {
+        "a.py": ("created", None, 1, 0, False),
+        "b.txt": ("created", None, 1, 0, True),
+    }
 
 
 async def test_a_session_in_a_subfolder_names_files_from_the_repositorys_top(

@@ -8,7 +8,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import Browsing
-from tests.web.history.test_pages_changes import store_edits
+from tests.web.history.test_pages_changes import before_edits, store_edits
 from tests.web.history.test_pages_history import new_profile, new_session
 
 pytestmark = pytest.mark.browser
@@ -17,6 +17,7 @@ pytestmark = pytest.mark.browser
 async def test_the_changes_tab_shows_each_file_and_its_diff(
     browsing: Browsing, project_dir: Path
 ) -> None:
+    before_edits(project_dir)
     async with browsing.server.client() as client:
         sid = await new_session(client, await new_profile(client, project_dir), "edits")
     store_edits(browsing.server, sid, project_dir)

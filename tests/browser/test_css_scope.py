@@ -18,7 +18,7 @@ import pytest
 
 from tests.browser.conftest import Browsing
 from tests.browser.test_split_diff import open_changes
-from tests.web.history.test_pages_changes import store_edits
+from tests.web.history.test_pages_changes import before_edits, store_edits
 
 pytestmark = pytest.mark.browser
 
@@ -93,6 +93,7 @@ OUTSIDE = """([sel, root]) => [...document.querySelectorAll(sel)]
 async def test_a_component_rules_match_only_inside_it(
     browsing: Browsing, project_dir: Path
 ) -> None:
+    before_edits(project_dir)
     sid = await open_changes(browsing, project_dir, "split")
     # A created file and a one-line edit too: diffs without context lines.
     store_edits(browsing.server, sid, project_dir)

@@ -51,6 +51,8 @@ def store_edit(server: LiveServer, sid: str, project_dir: Path) -> None:
 
 
 async def open_changes(browsing: Browsing, project_dir: Path, view: str) -> str:
+    # The file as it was when the session started (its snapshot), then the edit.
+    (project_dir / "settings.py").write_text("\n".join(BEFORE) + "\n")
     async with browsing.server.client() as client:
         sid = await new_session(client, await new_profile(client, project_dir), "edits")
     store_edit(browsing.server, sid, project_dir)

@@ -136,6 +136,7 @@ class Report:
             Fact("database", d.database if d.database_exists else "not created yet"),
             Fact("data dir private", _privacy(d), problem=bool(d.too_open)),
             Fact("session worktrees", disk.describe(Path(d.path))),
+            Fact("folder snapshots", disk.describe(Path(d.path), "snapshots")),
             Fact("sqlite", s.version),
             Fact(
                 "fts5",
@@ -165,6 +166,7 @@ class Report:
             "backends": [asdict(b) for b in self.backends],
             "default_backend": asdict(self.default) | {"runs": self.default.runs},
             "session_worktrees": disk.counted(Path(self.data_dir.path)),
+            "folder_snapshots": disk.counted(Path(self.data_dir.path), "snapshots"),
         }
 
 

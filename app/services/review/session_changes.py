@@ -9,16 +9,19 @@
   conflict), the target's newer changes are not the session's. Where the target branch
   is gone (or shares no history), the start commit is used, and ``note`` says so. The
   worktree is the session's alone, so nothing in it is marked as changed outside.
-- **snapshot**: a session without a worktree in a git folder. The folder's tree was
-  recorded when the session started; its changes are everything that differs from that
-  tree now, so what was there before the session is never counted. Others may work in the
-  same folder, so a file is the session's own only where its tools wrote it and the file
-  is what they left (the tools' replay, see ``app.services.review.changes``). Every other
-  changed file is still shown, with ``changed_outside`` set: a shell command of the
-  session may have changed it, or something else did; which of the two cannot be told.
-- **tools**: outside git (or when git cannot read the folder or the base any more, and
-  then ``note`` says why): the files the session's tools wrote, as the tools view has
-  always shown them. Shell commands' changes are not seen.
+- **snapshot**: a session without a worktree. The folder's tree was recorded when the
+  session started (in its repository, or outside git in a private git dir of the
+  session's, see ``app.services.git.folder_snapshot``); its changes are everything that
+  differs from that tree now, so what was there before the session is never counted.
+  Others may work in the same folder, so a file is the session's own only where its
+  tools wrote it and the file is what they left (the tools' replay, see
+  ``app.services.review.changes``). Every other changed file is still shown, with
+  ``changed_outside`` set: a shell command of the session may have changed it, or
+  something else did; which of the two cannot be told.
+- **tools**: when there is no snapshot (a folder outside git too big to record, and
+  ``note`` says so), or git cannot read the folder or the base any more (``note`` says
+  why): the files the session's tools wrote, as the tools view has always shown them.
+  Shell commands' changes are not seen.
 
 In the git and snapshot views a file a tool of the session wrote that git does not list
 because it is ignored or outside the repository is added from the tools view, so the
@@ -35,6 +38,7 @@ from typing import Any, Literal
 
 from app.db.models import ChatSession
 from app.services.git import changes as git_changes
+from app.services.git import folder_snapshot
 from app.services.git.merge import merge_base
 from app.services.git.repo import GitError, GitPlace, NotARepository, run, text
 from app.services.review import changes as tool_changes
@@ -97,7 +101,7 @@ def session_changes(
     tools = tool_changes.changes_of(events, chat.id, cwd, place)
     base = chat.worktree_base_commit if chat.worktree_path else chat.snapshot_tree
     if not base:
-        return _from_tools(tools, cwd, note=_no_base() if place is not None else None)
+        return _from_tools(tools, cwd, note=chat.snapshot_note or _no_base(place))
     source: Source = "git" if chat.worktree_path else "snapshot"
     # Resolved both: git names the top with symlinks resolved, the profile may not.
     here = Path(cwd).resolve()
@@ -106,6 +110,8 @@ def session_changes(
         if place is None:
             raise NotARepository(f"{cwd} is not in a git repository", reason="not_a_repository")
         top = place.work_tree.resolve()
+        if folder_snapshot.is_private(place) and (grown := folder_snapshot.grown_note(place)):
+            return _from_tools(tools, cwd, note=grown)
         if source == "git":
             met = _merge_base(place, chat)
         found = git_changes.diff(place, met or base)
@@ -178,8 +184,10 @@ def _from_tools(
     return SessionChanges("tools", None, cwd, [_from_tool(f) for f in tools], note)
 
 
-def _no_base() -> str:
+def _no_base(place: GitPlace | None) -> str | None:
     """Why a session in a git folder has nothing to compare with."""
+    if place is None:
+        return None
     return (
         "The folder is in a git repository, but no record of it was taken when this "
         "session started, so this shows only what its tools wrote; shell commands' "

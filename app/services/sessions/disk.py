@@ -1,14 +1,14 @@
-"""How much disk the session worktrees take: folders only, no git and no database, so
-``angelia doctor`` can say it without loading either."""
+"""How much disk the session worktrees and folder snapshots take: folders only, no git
+and no database, so ``angelia doctor`` can say it without loading either."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app.db.datadir import WORKTREES_DIR
+from app.db.datadir import SNAPSHOTS_DIR, WORKTREES_DIR
 from app.services.git.inventory import size_on_disk
 
-__all__ = ["counted", "describe", "usage"]
+__all__ = ["counted", "describe", "snapshots", "usage"]
 
 
 def usage(data_dir: Path) -> tuple[int, int]:
@@ -27,18 +27,30 @@ def usage(data_dir: Path) -> tuple[int, int]:
     return count, total
 
 
-def describe(data_dir: Path) -> str:
+def snapshots(data_dir: Path) -> tuple[int, int]:
+    """(how many folder snapshots, the bytes they take): the private git dirs recording
+    sessions' folders outside git, each removed with its session."""
+    root = data_dir / SNAPSHOTS_DIR
+    if not root.is_dir():
+        return 0, 0
+    found = [d for d in root.iterdir() if d.is_dir() and not d.is_symlink()]
+    return len(found), sum(size_on_disk(d) for d in found)
+
+
+def describe(data_dir: Path, what: str = "worktrees") -> str:
     """``angelia doctor``'s line: how many, and their size in plain units."""
-    count, size = usage(data_dir)
+    count, size = usage(data_dir) if what == "worktrees" else snapshots(data_dir)
     shown = f"{size} bytes"
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if size >= scale:
             shown = f"{size / scale:.1f} {unit}"
             break
-    return f"{count} using {shown} (the worktrees page lists and cleans them up)"
+    if what == "worktrees":
+        return f"{count} using {shown} (the worktrees page lists and cleans them up)"
+    return f"{count} using {shown} (each goes with its session)"
 
 
-def counted(data_dir: Path) -> dict[str, int]:
-    """``usage`` for JSON: ``{"count": …, "bytes": …}``."""
-    count, size = usage(data_dir)
+def counted(data_dir: Path, what: str = "worktrees") -> dict[str, int]:
+    """``usage`` (or ``snapshots``) for JSON: ``{"count": …, "bytes": …}``."""
+    count, size = usage(data_dir) if what == "worktrees" else snapshots(data_dir)
     return {"count": count, "bytes": size}

@@ -28,6 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from app.services.git import folder_snapshot
 from app.services.git.repo import GitError, GitPlace, run
 
 log = logging.getLogger(__name__)
@@ -232,6 +233,10 @@ def list_folder(
     dir), or by a bounded walk outside git; ``previous`` is kept (as new) when nothing
     changed, which saves sorting and joining it again."""
     started = time.monotonic()
+    if place is not None and folder_snapshot.is_private(place):
+        # A folder outside git, snapshotted for its Changes: listed as outside git, by
+        # the walk that skips the heavy folders nobody mentions.
+        place = None
     # A refresh runs beside the user's own work: git gets a lower priority then.
     paths = _git_files(root, place, nice=previous is not None) if place is not None else None
     source = "git" if paths is not None else "walk"

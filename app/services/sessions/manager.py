@@ -33,6 +33,7 @@ from app.brains.events import (
 from app.db.models import ChatSession, Profile
 from app.errors import AppError, ValidationFailed
 from app.errors import BrainError as BrainFailure
+from app.services.git import folder_snapshot
 from app.services.permissions.approvals import Approvals
 from app.services.permissions.permissions import PermissionService
 from app.services.sessions.brain_start import LiveBrain, backend_state_dir, start_brain
@@ -235,6 +236,8 @@ class SessionManager:
         shutil.rmtree(
             backend_state_dir(self.settings.data_dir, chat.backend, chat.id), ignore_errors=True
         )
+        # And the private snapshot of its folder, when it is outside git.
+        await asyncio.to_thread(folder_snapshot.remove, self.settings.data_dir, chat.id)
 
     async def stop_brain(self, session_id: str, grace: float | None = None) -> None:
         """Stop the session's backend; ``grace`` bounds each close step (``Brain.stop``)."""

@@ -4,6 +4,9 @@ A session in a worktree runs its agent, its folder rules and its Changes view in
 worktree (under ``<data dir>/worktrees``, never inside the repository), so two sessions
 of one repository never write the same files. A session without one, in a git folder,
 keeps a snapshot of the folder's tree as it started, which its changes are read against.
+In a folder outside git that snapshot is kept in a private git dir of the session's
+under the data dir (``app.services.git.folder_snapshot``), when the folder is small
+enough; the session's ``snapshot_note`` says why when it is not.
 
 Either way the session records the git dir and work tree it started with, and the app's
 own git only ever runs on those (:func:`git_place`): an agent that re-points the
@@ -27,7 +30,7 @@ from sqlalchemy.engine import Engine
 from app.db.datadir import WORKTREES_DIR
 from app.db.models import ChatSession, Profile, new_id
 from app.errors import ValidationFailed
-from app.services.git import worktrees
+from app.services.git import folder_snapshot, worktrees
 from app.services.git.changes import snapshot
 from app.services.git.repo import (
     GitError,
@@ -65,6 +68,7 @@ class Workspace:
     worktree_base: str | None = None
     worktree_base_commit: str | None = None
     snapshot_tree: str | None = None
+    snapshot_note: str | None = None
     git_dir: str | None = None
     git_work_tree: str | None = None
 
@@ -89,7 +93,13 @@ async def create_session(
     words = worktrees.slugify(title or "session")[:32].strip("-")
     slug = f"{words}-{worktrees.slugify(session_id[:6])}"
     place = await asyncio.to_thread(
-        open_workspace, profile, data_dir, slug=slug, worktree=worktree, base=base
+        open_workspace,
+        profile,
+        data_dir,
+        slug=slug,
+        worktree=worktree,
+        base=base,
+        session_id=session_id,
     )
     try:
         return store.create_session(
@@ -100,7 +110,7 @@ async def create_session(
             workspace=asdict(place) | dict(links or {}),
         )
     except BaseException:
-        made = ChatSession(profile_id=profile_id, backend=profile.backend)
+        made = ChatSession(id=session_id, profile_id=profile_id, backend=profile.backend)
         for column, value in asdict(place).items():
             setattr(made, column, value)
         await asyncio.to_thread(close_workspace, made, profile, data_dir)
@@ -118,10 +128,12 @@ def open_workspace(
     slug: str,
     worktree: bool | None,
     base: str | None,
+    session_id: str,
 ) -> Workspace:
     """Where a new session of ``profile`` works.
 
-    ``worktree`` None follows the profile's ``worktree_default``.
+    ``worktree`` None follows the profile's ``worktree_default``. A folder outside git is
+    snapshotted under ``data_dir`` for the session ``session_id``.
 
     Raises:
         NotARepository: a worktree was asked for a folder that is not a git working tree
@@ -133,7 +145,7 @@ def open_workspace(
     if not wanted:
         if base is not None:
             raise ValidationFailed("base", "a base branch only applies to a session in a worktree")
-        return _plain_workspace(profile.cwd)
+        return _plain_workspace(profile.cwd, data_dir, session_id)
     top = worktree_repository(profile, "A session can only get a worktree of a git repository")
     made = worktrees.create(
         top, worktrees_root(data_dir), slug, base=base, copy=profile.worktree_copy
@@ -222,7 +234,8 @@ def worktree_repository(profile: Profile, why: str) -> Path:
 
 def close_workspace(chat: ChatSession, profile: Profile, data_dir: Path) -> None:
     """Undo ``open_workspace`` for a session that could not be stored: its new worktree
-    and branch go (nothing else of the repository is touched)."""
+    and branch go (nothing else of the repository is touched), or its folder's snapshot."""
+    folder_snapshot.remove(data_dir, chat.id)
     if not chat.worktree_path or not chat.worktree_branch:
         return
     made = worktrees.Worktree(
@@ -235,14 +248,16 @@ def close_workspace(chat: ChatSession, profile: Profile, data_dir: Path) -> None
         worktrees.remove(profile.cwd, worktrees_root(data_dir), made, confirm=True)
 
 
-def _plain_workspace(folder: str) -> Workspace:
+def _plain_workspace(folder: str, data_dir: Path, session_id: str) -> Workspace:
     """A session in the profile's folder: its repository's git dir and top as they are
-    now, and the tree it starts from; nothing outside git (its changes then come from
-    the tools)."""
+    now, and the tree it starts from; outside git, the private snapshot's (or why there
+    is none: its changes then come from the tools)."""
     try:
         top = repo_root(folder)
         place = GitPlace(git_dir(top), top)
-    except NotARepository:
+    except NotARepository as exc:
+        if exc.reason == "not_a_repository":
+            return _outside_git(Path(folder), data_dir, session_id)
         return Workspace()
     except GitError as exc:
         log.warning("no snapshot of %s: %s", folder, exc.message)
@@ -265,3 +280,17 @@ def _snapshot_or_none(place: GitPlace) -> str | None:
         # still starts, its Changes view falls back to what its tools did.
         log.warning("no snapshot of %s: %s", place, exc.message)
         return None
+
+
+def _outside_git(folder: Path, data_dir: Path, session_id: str) -> Workspace:
+    """A folder outside git: snapshotted in a private git dir, if it is small enough.
+    Never one inside the data dir (the app's own files, not the user's)."""
+    if Path(os.path.realpath(folder)).is_relative_to(os.path.realpath(data_dir)):
+        return Workspace()
+    taken = folder_snapshot.take(folder, data_dir, session_id)
+    if taken.git_dir is None or taken.tree is None:
+        log.info("no snapshot of %s: %s", folder, taken.note)
+        return Workspace(snapshot_note=taken.note)
+    return Workspace(
+        snapshot_tree=taken.tree, git_dir=str(taken.git_dir), git_work_tree=str(folder)
+    )

@@ -13,7 +13,8 @@ from tests.web.history.test_pages_history import new_profile, new_session
 
 
 def store_edits(server: LiveServer, sid: str, project_dir: Path) -> None:
-    """A created file and an edited one, as the transcript stores the calls."""
+    """A created file and an edited one (``old.py``, there before the session started:
+    see ``before_edits``), as the transcript stores the calls."""
     (project_dir / "new.py").write_text("print('hi')\n")
     (project_dir / "old.py").write_text("a = 2\nb = <b>1</b>\n")
     events = server.app.state.angelia.events
@@ -29,9 +30,14 @@ def store_edits(server: LiveServer, sid: str, project_dir: Path) -> None:
     events.flush_sync()
 
 
+def before_edits(project_dir: Path) -> None:
+    (project_dir / "old.py").write_text("a = 1\nb = <b>1</b>\n")
+
+
 async def test_the_tab_lists_the_files_with_unified_and_split_diffs(
     server: LiveServer, client: httpx.AsyncClient, project_dir: Path
 ) -> None:
+    before_edits(project_dir)
     sid = await new_session(client, await new_profile(client, project_dir), "edits")
     store_edits(server, sid, project_dir)
     session_page = BeautifulSoup((await client.get(f"/sessions/{sid}")).text, "html.parser")
@@ -65,11 +71,13 @@ async def test_a_session_without_edits_says_so(
     page = BeautifulSoup((await client.get(f"/sessions/{sid}/changes")).text, "html.parser")
     assert page.select_one("#changes-none") is not None
     r = await client.get(f"/api/sessions/{sid}/changes")
+    base = r.json()["base"]
+    assert isinstance(base, str) and len(base) == 40
     assert r.json() == {
         "session_id": sid,
         "cwd": str(project_dir),
-        "source": "tools",
-        "base": None,
+        "source": "snapshot",
+        "base": base,
         "root": str(project_dir),
         "note": None,
         "files": [],

@@ -140,16 +140,17 @@ async def test_nothing_changed_in_a_worktree_says_so(
     )
 
 
-async def test_outside_git_the_tab_says_shell_changes_are_not_seen(
+async def test_outside_git_the_tab_says_it_compares_with_a_snapshot(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
     made = await new_session(
         client, await make_profile(client, project_dir, fake_claude), worktree=False
     )
     page = await page_of(client, made["id"])
-    assert page.select_one("#changes-source[data-source='tools']") is not None
-    assert sentence(page).endswith(
-        "The folder is not a git repository, so shell commands' changes are not seen here."
+    assert page.select_one("#changes-source[data-source='snapshot']") is not None
+    assert sentence(page).startswith(
+        f"Everything that changed in {project_dir} since this session started, against a "
+        "snapshot of the folder taken then, shell commands' changes included."
     )
 
 
