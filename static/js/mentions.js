@@ -9,11 +9,14 @@
   var A = window.Angelia;
   // Fewer requests while a word is typed quickly; short enough not to be noticed.
   var DEBOUNCE_MS = 60;
+  // While the folder's first listing runs, the same word is asked again this often.
+  var LISTING_POLL_MS = 400;
 
   A.initMentions = function (text) {
     var box = document.getElementById("mentions");
     var list = document.getElementById("mentions-list");
     var empty = document.getElementById("mentions-empty");
+    var more = document.getElementById("mentions-more");
     var inert = {
       key: function () {
         return false;
@@ -66,8 +69,16 @@
           });
         }
         return response.json().then(function (data) {
-          if (mine === asked && word() !== null) {
-            show(data.files, "No file matches.");
+          var at = word();
+          if (mine !== asked || at === null) {
+            return;
+          }
+          show(data.files, "No file matches.", data.partial);
+          if (data.partial && at.query === query) {
+            // Only the files found so far: ask again until the listing is whole.
+            timer = window.setTimeout(function () {
+              ask(query);
+            }, LISTING_POLL_MS);
           }
         });
       }, function () {
@@ -77,7 +88,7 @@
       });
     }
 
-    function show(paths, none) {
+    function show(paths, none, partial) {
       while (list.firstChild) {
         list.removeChild(list.firstChild);
       }
@@ -89,7 +100,10 @@
         list.appendChild(li);
       });
       empty.textContent = none;
-      empty.hidden = paths.length !== 0;
+      empty.hidden = paths.length !== 0 || partial === true;
+      if (more) {
+        more.hidden = partial !== true;
+      }
       menu.open();
       menu.setActive(list.firstChild);
     }

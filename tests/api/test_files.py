@@ -25,10 +25,19 @@ def write(root: Path, *paths: str) -> None:
         path.write_text(f"{rel}\n")
 
 
+async def whole(client: httpx.AsyncClient, sid: str, q: str = "", **params: Any) -> Any:
+    """The answer once the folder's first listing is whole (not ``partial``)."""
+    for _ in range(300):
+        r = await client.get(f"/api/sessions/{sid}/files", params={"q": q, **params})
+        assert r.status_code == 200, r.text
+        if not r.json()["partial"]:
+            return r.json()
+        await asyncio.sleep(0.05)
+    raise AssertionError("the folder's listing never became whole")
+
+
 async def listed(client: httpx.AsyncClient, sid: str, q: str = "", **params: Any) -> list[str]:
-    r = await client.get(f"/api/sessions/{sid}/files", params={"q": q, **params})
-    assert r.status_code == 200, r.text
-    found: list[str] = r.json()["files"]
+    found: list[str] = (await whole(client, sid, q, **params))["files"]
     return found
 
 
@@ -39,9 +48,7 @@ async def test_a_repository_lists_tracked_and_untracked_files_but_not_ignored_on
     write(project_dir, "app/services/files.py", "notes.txt", "secrets/key.txt", "run.log")
     sid = await make_session(client, project_dir, fake_claude)
 
-    r = await client.get(f"/api/sessions/{sid}/files")
-    assert r.status_code == 200, r.text
-    body = r.json()
+    body = await whole(client, sid)
     assert body["source"] == "git"
     assert body["truncated"] is False
     # Shallow files first; nothing ignored, nothing of .git, every path relative.
@@ -90,10 +97,9 @@ async def test_outside_git_the_walk_skips_heavy_folders_and_never_leaves_the_fol
     (project_dir / "linked").symlink_to(outside, target_is_directory=True)
     sid = await make_session(client, project_dir, fake_claude)
 
-    r = await client.get(f"/api/sessions/{sid}/files")
-    assert r.status_code == 200, r.text
-    assert r.json()["source"] == "walk"
-    assert r.json()["files"] == ["src/app.py"]
+    body = await whole(client, sid)
+    assert body["source"] == "walk"
+    assert body["files"] == ["src/app.py"]
     assert await listed(client, sid, "private") == []
 
 
@@ -112,6 +118,23 @@ async def test_a_new_file_shows_once_the_kept_list_is_refreshed(
             break
         await asyncio.sleep(0.1)
     assert await listed(client, sid) == ["one.txt", "two.txt"]
+
+
+async def test_the_folder_is_listed_when_the_session_starts_before_any_query(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    init_repo(project_dir, {"one.txt": "1\n"})
+    sid = await make_session(client, project_dir, fake_claude)
+    # Time for the listing that started with the session (a few git runs on one file).
+    await asyncio.sleep(2)
+
+    write(project_dir, "late.txt")
+    r = await client.get(f"/api/sessions/{sid}/files")
+    assert r.status_code == 200, r.text
+    # The first query is answered from the list made before it: a file written after
+    # the session started is not in it yet (a listing made for this query would hold it).
+    assert r.json()["files"] == ["one.txt"]
+    assert r.json()["partial"] is False
 
 
 async def test_bad_requests_get_a_clear_4xx(

@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +48,8 @@ __all__ = [
 ]
 
 TIMEOUT_S = 30.0
+# How often a run that may be stopped looks whether it was.
+STOP_POLL_S = 0.05
 # Kept from the server's environment: who the user is and which config files they chose.
 # Every other GIT_* variable is dropped (see the module docstring).
 KEPT_GIT_VARS = frozenset(
@@ -167,12 +171,14 @@ def run(
     ok: Collection[int] = (0,),
     timeout: float = TIMEOUT_S,
     nice: bool = False,
+    stop: threading.Event | None = None,
 ) -> GitResult:
     """Run ``git -C cwd ARGS``; ``what`` names the step for the error (``"listing …"``).
 
     A :class:`GitPlace` ``cwd`` runs git on that git dir and work tree alone; ``nice``
-    runs it at a lower priority (work done beside the user's own). Exit codes outside
-    ``ok`` raise :class:`GitError` carrying git's stderr.
+    runs it at a lower priority (work done beside the user's own); setting ``stop``
+    ends git early (work nobody waits for any more) with a :class:`GitError`. Exit codes
+    outside ``ok`` raise :class:`GitError` carrying git's stderr.
     """
     extra = dict(env or {})
     folder = cwd
@@ -185,7 +191,7 @@ def run(
     argv = ["git", *FIXED_CONFIG, "-C", str(folder), *args]
     if nice and shutil.which("nice"):
         argv = ["nice", "-n", "10", *argv]
-    done = _spawn(argv, extra, input, what, timeout)
+    done = _spawn(argv, extra, input, what, timeout, stop)
     stderr = text(done.stderr).strip()
     if done.returncode not in ok:
         said = _last_error_line(stderr) or f"git exited with status {done.returncode}"
@@ -233,8 +239,11 @@ def _spawn(
     input: bytes | None,
     what: str,
     timeout: float,
+    stop: threading.Event | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     try:
+        if stop is not None:
+            return _stoppable(argv, env, input, what, timeout, stop)
         return subprocess.run(
             argv,
             input=input,
@@ -250,6 +259,41 @@ def _spawn(
         ) from None
     except subprocess.TimeoutExpired:
         raise GitError(f"{what} took longer than {timeout:g} s and was stopped") from None
+
+
+def _stoppable(
+    argv: list[str],
+    env: Mapping[str, str],
+    input: bytes | None,
+    what: str,
+    timeout: float,
+    stop: threading.Event,
+) -> subprocess.CompletedProcess[bytes]:
+    """``subprocess.run`` that also ends git once ``stop`` is set (checked every 50 ms)."""
+    with subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(env),
+    ) as proc:
+        deadline = time.monotonic() + timeout
+        sent = input
+        while True:
+            try:
+                out, err = proc.communicate(sent, timeout=STOP_POLL_S)
+                return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+            except subprocess.TimeoutExpired:
+                # communicate() keeps what it has read and sent; it is only called again.
+                sent = None
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    proc.communicate()
+                    raise
+                if stop.is_set():
+                    proc.kill()
+                    proc.communicate()
+                    raise GitError(f"{what} was stopped: nobody needs it any more") from None
 
 
 def text(raw: bytes) -> str:

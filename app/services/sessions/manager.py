@@ -13,6 +13,7 @@ import logging
 import shutil
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
@@ -36,6 +37,7 @@ from app.errors import BrainError as BrainFailure
 from app.services.git import folder_snapshot
 from app.services.permissions.approvals import Approvals
 from app.services.permissions.permissions import PermissionService
+from app.services.sessions import folder_files
 from app.services.sessions.brain_start import LiveBrain, backend_state_dir, start_brain
 from app.services.sessions.capacity import AgentCap, Hold
 from app.services.sessions.closed import refuse_if_closed
@@ -46,6 +48,7 @@ from app.services.sessions.profile_sync import catch_up, profile_print
 from app.services.sessions.recovery import halt, kill_group, mark_stopped, recover
 from app.services.sessions.steer import Steering
 from app.services.sessions.turns import coalesce_deltas, session_totals, turn_share
+from app.services.sessions.workspace import git_place
 from app.services.store import store
 from app.services.store.eventlog import EventLog
 from app.settings import Settings
@@ -88,6 +91,7 @@ class SessionManager:
         SIGTERM to its group), in parallel. Messages queued behind a prompt are dropped.
         """
         self.approvals.close()
+        folder_files.FOLDER_FILES.stop_all()
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -241,6 +245,8 @@ class SessionManager:
 
     async def stop_brain(self, session_id: str, grace: float | None = None) -> None:
         """Stop the session's backend; ``grace`` bounds each close step (``Brain.stop``)."""
+        # A listing of its folder started for its "@" and wanted by nobody else ends.
+        folder_files.FOLDER_FILES.release(session_id)
         live = self._live.get(session_id)
         if live is None:
             return
@@ -296,6 +302,8 @@ class SessionManager:
             raise
         live = LiveBrain(brain=brain, profile_print=profile_print(profile))
         self._live[session_id] = live
+        # Lists the folder for the composer's "@" unless it is kept already (in a thread).
+        folder_files.warm(session_id, Path(profile.cwd), lambda: git_place(chat, profile))
         store.update_session(self._engine, session_id, backend_pid=brain.pid, status="live")
         live.pump = asyncio.create_task(self._pump(session_id, live))
         return live

@@ -42,6 +42,7 @@ from app.services.git.repo import (
     verify_worktree,
     worktree_admin_dir,
 )
+from app.services.sessions import folder_files
 from app.services.store import store
 
 __all__ = [
@@ -102,7 +103,7 @@ async def create_session(
         session_id=session_id,
     )
     try:
-        return store.create_session(
+        chat = store.create_session(
             engine,
             profile_id=profile_id,
             title=title,
@@ -115,6 +116,10 @@ async def create_session(
             setattr(made, column, value)
         await asyncio.to_thread(close_workspace, made, profile, data_dir)
         raise
+    # The folder's files for the composer's "@", listed in the background from now on.
+    folder = Path(store.session_profile(engine, chat).cwd)
+    folder_files.warm(chat.id, folder, lambda: git_place(chat, profile))
+    return chat
 
 
 def worktrees_root(data_dir: Path) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,10 +17,9 @@ from app.brains.base import PERMISSION_MODES, Brain
 from app.db.models import ChatSession
 from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
-from app.services.git.repo import GitError
 from app.services.profiles import firstrun
 from app.services.review import lineage
-from app.services.sessions import files, workspace
+from app.services.sessions import folder_files, workspace
 from app.services.sessions.closed import closed_of
 from app.services.sessions.commands import newest, offered_commands
 from app.services.store import store
@@ -183,12 +181,9 @@ async def session_page(
     # Before the events are read: following first imports what the terminal added since.
     follow = await follow_state(state, chat, profile.cwd)
     closed = closed_of(chat)
-    if closed is None and Path(profile.cwd).is_dir():
-        # So that the composer's first "@" finds the folder already listed (not when
-        # the worktree's .git was re-pointed: the mention list then says why).
-        with contextlib.suppress(GitError):
-            place = await asyncio.to_thread(workspace.git_place_of, state.engine, chat)
-            files.warm(Path(profile.cwd), place)
+    if closed is None:
+        # So that the composer's first "@" finds the folder already listed.
+        folder_files.warm(chat.id, Path(profile.cwd), lambda: workspace.git_place(chat, profile))
     latest = state.events.last_seq(session_id)
     if around is not None and around <= latest - PAGE_EVENTS:
         # A link to an event older than the tail (a search hit) opens on the events
