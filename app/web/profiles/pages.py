@@ -63,7 +63,7 @@ CAPABILITY_LABELS = {
 async def backends_page(request: Request, state: StateDep) -> HTMLResponse:
     classes = available_backends()
     rows = []
-    for info in await state.backends.describe_all():
+    for info in await state.backends.describe_all(store.list_profiles(state.engine)):
         cls = classes[info["name"]]
         limits = getattr(cls, "limits", {})
         rows.append(
@@ -358,7 +358,7 @@ async def _profile_page(
     backend: dict[str, Any] | None = None
     instr: dict[str, Any] = {"error": instr_error}
     try:
-        backend = await state.backends.describe(get_brain_class(profile.backend))
+        backend = await state.backends.describe(get_brain_class(profile.backend), profile)
         instr |= instructions.describe(profile)
         instr["seen"] = fingerprint(instr["content"])
     except AppError as exc:
