@@ -7,6 +7,7 @@ small environment, for a bounded time and a bounded amount of output.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -25,7 +26,10 @@ def program(folder: Path, name: str, body: str, mode: int = 0o755) -> Path:
 
 
 async def refusal(client: httpx.AsyncClient, path: str) -> str:
-    r = await client.post("/api/backends/check", json={"path": path})
+    # Encoded here, with escapes: httpx would refuse a lone surrogate, which JSON allows.
+    body = json.dumps({"path": path})
+    headers = {"content-type": "application/json"}
+    r = await client.post("/api/backends/check", content=body, headers=headers)
     assert r.status_code == 422, r.text
     detail = r.json()["detail"]
     return detail if isinstance(detail, str) else " ".join(d["message"] for d in detail)
@@ -63,6 +67,7 @@ async def test_a_path_is_never_read_by_a_shell(
         ("~/bin/claude", "starting with ~ is not expanded"),
         ("/usr/bin/\x00claude", "NUL"),
         ("/" + "a" * 5000, "longer than 4096"),
+        ("/usr/bin/\ud800", "not valid text"),
     ],
 )
 async def test_a_path_that_is_not_absolute_or_plain_is_refused(

@@ -95,11 +95,16 @@ async def ask_version(
             flooded = len(out) >= MAX_OUTPUT_BYTES
             if flooded:
                 _stop(proc.pid)
+                # Read what was already in the pipe (bounded: the program is dead) so the
+                # paused pipe sees its end; until then the process does not count as done.
+                while await proc.stdout.read(65536):
+                    pass
             await proc.wait()
     except TimeoutError:
         _stop(proc.pid)
+        # Bounded too: a child that left the process group may still hold the pipe.
         with contextlib.suppress(Exception):
-            await proc.wait()
+            await asyncio.wait_for(proc.wait(), 1.0)
         return VersionAnswer(
             None,
             f"`--version` did not answer within {timeout_s:g} s",
@@ -172,6 +177,11 @@ def _checked_path(typed: str) -> str:
         raise ExecutableRefused("Type the full path of the agent's executable.")
     if "\0" in typed:
         raise ExecutableRefused("The path contains a NUL character; no file is named so.")
+    try:
+        typed.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON allows "\ud800"): no file name on disk is spelt so.
+        raise ExecutableRefused("The path is not valid text (a lone surrogate).") from None
     if len(typed) > MAX_PATH_CHARS:
         raise ExecutableRefused(f"The path is longer than {MAX_PATH_CHARS} characters.")
     if typed.startswith("~"):
