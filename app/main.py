@@ -47,6 +47,7 @@ from app.web.history import pages as pages_history
 from app.web.history import review as pages_review
 from app.web.history import terminal as pages_terminal
 from app.web.history import worktrees as pages_worktrees
+from app.web.profiles import api as api_profiles
 from app.web.profiles import pages as pages_profiles
 from app.web.render import make_templates
 from app.web.security import (
@@ -141,6 +142,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_history.router)
     app.include_router(api_usage.router)
     app.include_router(api_board.router)
+    app.include_router(api_profiles.router)
     app.include_router(pages.router)
     app.include_router(pages_changes.router)
     pages_comments.install(app)

@@ -251,3 +251,18 @@ class InstructionsIn(Input):
 
     content: str = Field(max_length=256 * 1024)
     overwrite: bool = False
+
+
+class ExecutableIn(Input):
+    """A path typed for an agent installed off PATH, to be checked before a profile uses it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+
+
+class ExecutablePublic(BaseModel):
+    """A checked executable: the path as given and the first line of its ``--version``."""
+
+    path: str
+    version: str

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from app.nul import Input
 from app.profile_schemas import (
+    ExecutableIn,
+    ExecutablePublic,
     InstructionsIn,
     PermissionMode,
     ProfileCreate,
@@ -31,6 +33,8 @@ __all__ = [
     "Accepted",
     "Decision",
     "DecisionIn",
+    "ExecutableIn",
+    "ExecutablePublic",
     "ImageIn",
     "InstructionsIn",
     "MessageIn",

@@ -1,5 +1,6 @@
 // Profile form and first-run wizard: show only the fields the chosen backend can enforce,
-// the bypass confirmation only for bypassPermissions, and the folder picker's buttons.
+// the bypass confirmation only for bypassPermissions, the folder picker's buttons and the
+// wizard's "Check" buttons for an agent installed off PATH.
 // Without this script every field shows and the server says what does not fit.
 (function () {
   "use strict";
@@ -141,9 +142,40 @@
     });
   }
 
+  // "I have it elsewhere": Check asks the server (htmx) and its answer lands in a live
+  // region, so the button keeps focus and the result is read out once. Enter in the path
+  // field checks it rather than sending the whole wizard.
+  function initElsewhere() {
+    each(document, "[data-check]", function (button) {
+      button.hidden = false;
+    });
+    document.addEventListener("keydown", function (evt) {
+      var field = evt.target;
+      if (evt.key !== "Enter" || !field.hasAttribute || !field.hasAttribute("data-elsewhere")) {
+        return;
+      }
+      var button = field.parentNode.querySelector("[data-check]");
+      if (button && !button.hidden) {
+        evt.preventDefault();
+        button.click();
+      }
+    });
+    // A path that checks out brings a ticked radio: the form follows it as if clicked.
+    document.body.addEventListener("htmx:afterSwap", function (evt) {
+      var target = evt.detail.target;
+      var radio = target && target.classList && target.classList.contains("elsewhere-result")
+        ? target.querySelector("input[type=radio]")
+        : null;
+      if (radio) {
+        radio.dispatchEvent(new Event("change", { bubbles: true }));
+      }
+    });
+  }
+
   function init() {
     each(document, "#profile-form, #wizard", initForm);
     initPicker();
+    initElsewhere();
   }
 
   if (document.readyState === "loading") {

@@ -70,6 +70,16 @@ class Browsing:
 
 
 @pytest.fixture
+def no_agents_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH is one empty folder: no agent CLI is found by name (request it before the
+    server, so the app never sees another PATH)."""
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    return empty
+
+
+@pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
     if not Path(CHROMIUM).exists():
         pytest.skip(

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import pytest
+from playwright.async_api import expect
 
 from app.brains import available_backends
 from tests.browser.conftest import Browsing
+from tests.web.profiles.test_pages_profiles import make_profile, write_fake_claude
 
 pytestmark = pytest.mark.browser
 INSTALLERS = {"npm", "pip", "pipx", "uv", "curl", "brew"}
@@ -40,4 +43,37 @@ async def test_every_copy_button_copies_a_command(browsing: Browsing) -> None:
     assert await acp.locator("button.copy").count() == 0
     gemini = page.locator("#backend-gemini")
     assert "GEMINI_API_KEY" in await gemini.locator(".install-note").inner_text()
+    assert browsing.log.page_errors == []
+
+
+async def test_a_profile_command_off_path_shows_as_found(
+    no_agents_on_path: Path,
+    browsing: Browsing,
+    project_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An agent installed off PATH and named by a profile's command is found, with its
+    version, where the pages used to say "not found on this machine's PATH"."""
+    agent = write_fake_claude(tmp_path / "opt", monkeypatch, "unused")
+    async with browsing.server.client() as client:
+        profile_id = await make_profile(client, project_dir, name="elsewhere", command=[str(agent)])
+    page = browsing.page
+    await browsing.sign_in("/backends")
+    status = page.locator("#backend-claude .backend-status")
+    await expect(status).to_contain_text("✓ found")
+    await expect(status).to_contain_text(str(agent))
+    await expect(status).to_contain_text("2.1.332 (Claude Code, fake)")
+    await expect(status).to_contain_text("the command of the profile “elsewhere”")
+    await expect(status).not_to_contain_text("not found")
+    # A backend no profile names is still looked for on PATH, and is not there.
+    await expect(page.locator("#backend-gemini .backend-status")).to_contain_text("✗ not found")
+
+    await page.goto(f"{browsing.server.url}/profiles/{profile_id}")
+    backend = page.locator("dd", has_text="Claude Code")
+    await expect(backend).to_contain_text("✓ found")
+    await expect(backend).to_contain_text("2.1.332 (Claude Code, fake)")
+    await expect(backend).to_contain_text("this profile's command")
+    await expect(page.locator("main")).not_to_contain_text("not found")
+    await expect(page.locator("main button.copy")).to_have_count(0)
     assert browsing.log.page_errors == []

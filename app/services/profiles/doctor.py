@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from app import __version__
 from app.brains import available_backends, conformance
-from app.services.profiles.backends import BackendDetector
+from app.services.profiles.backends import BackendDetector, ProfileCommand
 from app.services.profiles.firstrun import split_backends, suggested_backend
 from app.services.profiles.storage_checks import (
     DataDirCheck,
@@ -55,19 +55,11 @@ __all__ = [
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-class ProfileFacts(Protocol):
+class ProfileFacts(ProfileCommand, Protocol):
     """What the checks read of a profile: a stored ``Profile`` or a ``StoredProfile``."""
 
     @property
-    def name(self) -> str: ...
-    @property
-    def backend(self) -> str: ...
-    @property
     def cwd(self) -> str: ...
-    @property
-    def command(self) -> list[str] | None: ...
-    @property
-    def env(self) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)

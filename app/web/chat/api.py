@@ -64,8 +64,9 @@ async def health(
 
 @router.get("/backends", tags=["meta"])
 async def list_backends(state: StateDep) -> list[dict[str, Any]]:
-    """Every backend: executable found, version, install hint, modes, capabilities, facts."""
-    return await state.backends.describe_all()
+    """Every backend: executable found (on PATH, or by a profile's command), version,
+    install hint, modes, capabilities, facts."""
+    return await state.backends.describe_all(store.list_profiles(state.engine))
 
 
 # -- profiles ---------------------------------------------------------------------

@@ -63,7 +63,7 @@ CAPABILITY_LABELS = {
 async def backends_page(request: Request, state: StateDep) -> HTMLResponse:
     classes = available_backends()
     rows = []
-    for info in await state.backends.describe_all():
+    for info in await state.backends.describe_all(store.list_profiles(state.engine)):
         cls = classes[info["name"]]
         limits = getattr(cls, "limits", {})
         rows.append(
@@ -360,7 +360,9 @@ async def _profile_page(
     try:
         cls = get_brain_class(profile.backend)
         # With this profile's env: its own key or provider may stand in for the user's login.
-        backend = await state.backends.describe(cls) | {"login": cls.login_note(profile.env)}
+        backend = await state.backends.describe(cls, profile) | {
+            "login": cls.login_note(profile.env)
+        }
         instr |= instructions.describe(profile)
         instr["seen"] = fingerprint(instr["content"])
     except AppError as exc:

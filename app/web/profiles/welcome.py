@@ -5,10 +5,15 @@ screen reader; the index sends a fresh data dir here. It ends by creating a prof
 a session, and optionally the agent's instructions file, which it never overwrites
 without showing the difference and getting a tick. Above the form, the facts of
 ``angelia doctor`` say what this machine has, opened when something is wrong.
+
+An agent that is not on PATH is not a dead end: "I have it elsewhere" takes the path of
+its executable, checks it (``/welcome/check``, and again on submit) and makes that path
+the profile's command.
 """
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +25,7 @@ from app.brains.base import PERMISSION_MODES
 from app.db.models import Profile
 from app.errors import AppError
 from app.services.profiles import doctor, firstrun, instructions
+from app.services.profiles.executables import ExecutableRefused, check_executable
 from app.services.store import store
 from app.web.context import base_context
 from app.web.deps import AppState, StateDep
@@ -52,8 +58,29 @@ async def welcome(request: Request, state: StateDep) -> HTMLResponse:
         "create_instructions": False,
         "instructions": _template(backend, cwd),
         "template_cwd": cwd,
+        "paths": {},
     }
     return await _page(request, state, values)
+
+
+@router.post("/welcome/check", response_class=HTMLResponse)
+async def check_path(request: Request, state: StateDep) -> HTMLResponse:
+    """The result of checking one "I have it elsewhere" path, as the fragment that goes
+    in its live region. htmx only swaps 2xx answers, so it gets a refusal with 200."""
+    form = await request.form()
+    name = str(form.get("check", ""))
+    typed = str(form.get(f"path_{name}", ""))
+    _, missing = await _backends(state)
+    backend = next((b for b in missing if b["name"] == name), None)
+    if backend is None:
+        result = {"ok": False, "message": "Pick one of the agents listed under it."}
+    else:
+        result = await _check(typed)
+    status = 200 if result["ok"] or request.headers.get("hx-request") == "true" else 422
+    context = {"request": request, "b": backend or {"name": name}, "result": result}
+    return state.templates.TemplateResponse(
+        request, "_elsewhere_result.html", context, status_code=status
+    )
 
 
 @router.post("/welcome", response_model=None)
@@ -69,23 +96,49 @@ async def finish(request: Request, state: StateDep) -> Response:
         # Browsers send a textarea's line breaks as CRLF; the file gets the text as typed.
         "instructions": raw.get("instructions", "").replace("\r\n", "\n"),
         "template_cwd": raw.get("template_cwd", ""),
+        # "I have it elsewhere": a path typed for an agent not found on PATH.
+        "paths": {
+            key.removeprefix("path_"): value
+            for key, value in raw.items()
+            if key.startswith("path_") and value
+        },
     }
-    found, _ = await _backends(state)
+    if not values["backend"] and len(values["paths"]) == 1:
+        # Without script there is no radio to tick for it: the one path typed says which.
+        values["backend"] = next(iter(values["paths"]))
+    found, missing = await _backends(state)
+    command = ""
+    errors: dict[str, str] = {}
+    elsewhere: dict[str, dict[str, Any]] = {}
+    backend = values["backend"]
+    typed = values["paths"].get(backend, "")
+    on_machine = next((b for b in found if b["name"] == backend), None)
+    if on_machine is not None:
+        if on_machine["source"] == "command":
+            # Found only through another profile's command: the new one runs it too.
+            command = shlex.join([on_machine["path"]])
+    elif typed and backend in {b["name"] for b in missing}:
+        elsewhere[backend] = result = await _check(typed)
+        if result["ok"]:
+            command = shlex.join([result["path"]])
+        else:
+            errors[f"path_{backend}"] = result["message"]
+    else:
+        errors["backend"] = _not_found(backend)
     cwd = values["cwd"].strip()
     data, checked = read_form(
         {
             "name": Path(cwd).name or "default",
-            "backend": values["backend"],
+            "backend": backend,
             "cwd": cwd,
             "permission_mode": values["permission_mode"],
             "bypass_confirm": values["bypass_confirm"],
+            "command": command,
         }
     )
-    errors = checked.errors
-    if values["backend"] not in {b["name"] for b in found}:
-        errors["backend"] = _not_found(values["backend"])
+    errors = checked.errors | errors
     if data is None or errors:
-        return await _page(request, state, values, errors, status_code=422)
+        return await _page(request, state, values, errors, elsewhere=elsewhere, status_code=422)
 
     probe = Profile(name=data.name, backend=data.backend, cwd=data.cwd)
     if values["create_instructions"]:
@@ -105,7 +158,9 @@ async def finish(request: Request, state: StateDep) -> Response:
                 "seen": fingerprint(current),
                 "stale": bool(raw.get("overwrite")),
             }
-            return await _page(request, state, values, errors, draft=draft, status_code=409)
+            return await _page(
+                request, state, values, errors, draft=draft, elsewhere=elsewhere, status_code=409
+            )
         if current != content:
             try:
                 instructions.write(probe, content, overwrite=current is not None)
@@ -114,7 +169,9 @@ async def finish(request: Request, state: StateDep) -> Response:
             except OSError as exc:
                 errors["instructions"] = f"Could not write {path}: {exc.strerror or exc}"
             if errors:
-                return await _page(request, state, values, errors, status_code=422)
+                return await _page(
+                    request, state, values, errors, elsewhere=elsewhere, status_code=422
+                )
 
     profile = store.create_profile(state.engine, data=data)
     chat = store.create_session(state.engine, profile_id=profile.id, title=None)
@@ -128,9 +185,11 @@ async def _page(
     errors: dict[str, str] | None = None,
     *,
     draft: dict[str, Any] | None = None,
+    elsewhere: dict[str, dict[str, Any]] | None = None,
     status_code: int = 200,
 ) -> HTMLResponse:
     found, missing = await _backends(state)
+    labels = WIZARD_LABELS | {f"path_{b['name']}": f"Path to {b['label']}" for b in missing}
     errors = errors or {}
     profiles = store.list_profiles(state.engine)
     report = await doctor.diagnose(
@@ -144,7 +203,8 @@ async def _page(
         "values": values,
         "errors": errors,
         "notes": {},
-        "summary": summary(errors, WIZARD_LABELS),
+        "summary": summary(errors, labels),
+        "elsewhere": elsewhere or {},
         "draft": draft,
         "instruction_files": sorted({b["instructions_file"] for b in found}) or ["CLAUDE.md"],
         "permission_modes": list(PERMISSION_MODES),
@@ -159,8 +219,18 @@ async def _page(
 
 
 async def _backends(state: AppState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(found, missing): backends on PATH, and the ones with an install hint to show."""
-    return firstrun.split_backends(await state.backends.describe_all())
+    """(found, missing): backends on PATH (or by a profile's command), and the ones with
+    an install hint to show."""
+    profiles = store.list_profiles(state.engine)
+    return firstrun.split_backends(await state.backends.describe_all(profiles))
+
+
+async def _check(typed: str) -> dict[str, Any]:
+    try:
+        checked = await check_executable(typed)
+    except ExecutableRefused as exc:
+        return {"ok": False, "message": exc.message}
+    return {"ok": True, "path": checked.path, "version": checked.version}
 
 
 def _template(backend: str, cwd: str) -> str:
@@ -173,4 +243,7 @@ def _not_found(backend: str) -> str:
     cls = available_backends().get(backend)
     if cls is None or not cls.executable:
         return "Pick one of the agents found on this machine."
-    return f"{cls.label} was not found on this machine; install it first: {cls.install_hint}"
+    return (
+        f"{cls.label} was not found on this machine's PATH; install it "
+        f'({cls.install_hint}), or give its path under "I have it elsewhere".'
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.brains import get_brain_class
@@ -47,3 +48,38 @@ async def test_versions_are_cached(bindir: Path) -> None:
     for _ in range(3):
         await detector.describe(get_brain_class("claude"))
     assert counter.read_text().count("x") == 1
+
+
+@dataclass
+class _Profile:
+    name: str
+    backend: str
+    command: list[str] | None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+async def test_a_profile_command_off_path_is_found_by_that_command(
+    tmp_path: Path, bindir: Path
+) -> None:
+    elsewhere = tmp_path / "opt"
+    elsewhere.mkdir()
+    fake_exe(elsewhere, "claude-beta", 'echo "2.1.400 (Claude Code)"')
+    claude_cls = get_brain_class("claude")
+    detector = BackendDetector(path=str(bindir))  # nothing on PATH
+    work = _Profile("work", "claude", [str(elsewhere / "claude-beta"), "--verbose"])
+
+    own = await detector.describe(claude_cls, work)
+    assert own["found"] and own["version"] == "2.1.400 (Claude Code)"
+    assert own["path"] == str(elsewhere / "claude-beta") and own["source"] == "command"
+    # A name in the command is looked up on the profile's own PATH.
+    by_name = _Profile("named", "claude", ["claude-beta"], {"PATH": str(elsewhere)})
+    assert (await detector.describe(claude_cls, by_name))["found"]
+
+    listed = {b["name"]: b for b in await detector.describe_all([work])}
+    assert listed["claude"]["found"] and listed["claude"]["via_profile"] == "work"
+    assert listed["gemini"]["found"] is False and listed["gemini"]["via_profile"] is None
+    gone = _Profile("old", "claude", [str(elsewhere / "gone")])
+    missing = await detector.describe(claude_cls, gone)
+    assert missing["found"] is False and missing["command"] == str(elsewhere / "gone")
+    listed = {b["name"]: b for b in await detector.describe_all([gone])}
+    assert listed["claude"]["found"] is False and listed["claude"]["source"] == "path"

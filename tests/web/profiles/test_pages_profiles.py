@@ -42,20 +42,29 @@ def field_value(page: BeautifulSoup, name: str) -> str:
     return str(el.get("value", ""))
 
 
-def install_fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> Path:
-    """Put a ``claude`` first on PATH that runs the fake, answering ``answer`` once."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    wrapper = bin_dir / "claude"
+def write_fake_claude(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, answer: str, name: str = "claude"
+) -> Path:
+    """An executable ``folder/name`` that runs the fake, answering ``answer`` once (the
+    scenario is set in the server's environment)."""
+    folder.mkdir(exist_ok=True)
+    wrapper = folder / name
     wrapper.write_text(
         "#!/bin/sh\n"
         'if [ "$1" = "--version" ]; then echo "2.1.332 (Claude Code, fake)"; exit 0; fi\n'
         f'exec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n'
     )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    scenario = write_scenario(tmp_path / "wizard-scenario.json", [[{"text": answer}]])
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    scenario = write_scenario(folder / f"{name}-scenario.json", [[{"text": answer}]])
     monkeypatch.setenv("FAKE_CLAUDE_SCENARIO", str(scenario))
+    return wrapper
+
+
+def install_fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> Path:
+    """Put a ``claude`` first on PATH that runs the fake, answering ``answer`` once."""
+    bin_dir = tmp_path / "bin"
+    write_fake_claude(bin_dir, monkeypatch, answer)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     return bin_dir
 
 

@@ -97,3 +97,45 @@ async def test_the_wizard_does_not_offer_the_checkout_as_a_project(
     assert await first_folder() == ""
     monkeypatch.chdir(project_dir)
     assert await first_folder() == str(project_dir)
+
+
+async def test_a_path_typed_without_script_makes_the_profile(
+    client: httpx.AsyncClient, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No radio to tick without script: the one path typed says which agent, is checked
+    again on submit, and becomes the profile's command."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    agent = fake_cli(tmp_path, "claude-elsewhere", "print('2.1.332 (Claude Code)')")
+    form = {"cwd": str(project_dir), "permission_mode": "default", "path_claude": str(agent)}
+    r = await client.post("/welcome", data=form)
+    assert r.status_code == 303, r.text
+    profiles = (await client.get("/api/profiles")).json()
+    assert [(p["backend"], p["command"]) for p in profiles] == [("claude", [str(agent)])]
+
+
+async def test_a_refused_path_is_listed_with_its_reason_and_makes_nothing(
+    client: httpx.AsyncClient, tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    form = {
+        "backend": "claude",
+        "cwd": str(project_dir),
+        "permission_mode": "default",
+        "path_claude": "bin/claude",
+    }
+    r = await client.post("/welcome", data=form)
+    assert r.status_code == 422
+    page = BeautifulSoup(r.text, "html.parser")
+    problems = page.select_one("#form-problems")
+    assert problems is not None
+    link = problems.select_one("a[href='#f-path_claude']")
+    assert link is not None and "Path to Claude Code: Give the full path" in link.get_text()
+    field = page.select_one("#f-path_claude")
+    assert field is not None and field.get("value") == "bin/claude"
+    assert field.get("aria-invalid") == "true"
+    error = page.select_one("#elsewhere-claude #err-path_claude")
+    assert error is not None and "is relative" in error.get_text()
+    assert (await client.get("/api/profiles")).json() == []
+    # The same check on its own, as the Check button asks it: the fragment alone.
+    r = await client.post("/welcome/check", data={"check": "claude", "path_claude": "bin/claude"})
+    assert r.status_code == 422 and "is relative" in r.text and "<form" not in r.text
