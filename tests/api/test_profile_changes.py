@@ -49,7 +49,9 @@ async def test_a_deny_added_mid_session_reaches_the_cli_before_the_next_message(
     events = await wait_for_events(client, sid, count("turn_end", 2))
     assert len(starts(fake_claude)) == 1 and of_kind(events, "note") == []
 
-    r = await client.patch(f"/api/profiles/{profile_id}", json={"disallowed_tools": ["Bash(rm:*)"]})
+    r = await client.patch(
+        f"/api/profiles/{profile_id}", json={"disallowed_tools": ["Bash(rm:*)"]}
+    )
     assert r.status_code == 200, r.text
     await send(client, sid, "three")
     events = await wait_for_events(client, sid, count("turn_end", 3))

@@ -47,3 +47,4 @@ async def test_versions_are_cached(bindir: Path) -> None:
     for _ in range(3):
         await detector.describe(get_brain_class("claude"))
     assert counter.read_text().count("x") == 1
+
