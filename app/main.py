@@ -163,7 +163,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(DurableWrites, events=events)
     app.add_middleware(JsonBodyLimits)
     app.add_middleware(
-        SecurityMiddleware, settings=settings, token=token, signins=signins, codes=codes
+        SecurityMiddleware,
+        settings=settings,
+        token=token,
+        signins=signins,
+        codes=codes,
+        pages=templates.env,
     )
 
     @app.exception_handler(AppError)

@@ -29,6 +29,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import SignIn, utcnow
 from app.errors import NotFoundError
+from app.services.user_agents import describe
 
 # Long enough that a daily user signs in again only with a new browser; short enough that a
 # forgotten browser (an old laptop, a test profile) stops being a way in on its own.
@@ -69,6 +70,11 @@ class SignInView:
     last_used_at: datetime
     # The absolute end of the sign-in; it also ends after IDLE without use.
     expires_at: datetime
+
+    @property
+    def browser(self) -> str:
+        """The label (a User-Agent) as a name: "Chrome on Linux"."""
+        return describe(self.label)
 
     @property
     def ends_at(self) -> datetime:

@@ -149,6 +149,22 @@ def format_when(value: object) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
+def relative_time(value: object, now: datetime | None = None) -> str:
+    """How far a stored (UTC) time is from now, in words: "3 minutes ago", "in 29 days"."""
+    if not isinstance(value, datetime):
+        return ""
+    moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+    seconds = ((now or datetime.now(UTC)) - moment).total_seconds()
+    if abs(seconds) < 60:
+        return "just now"
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        count = int(abs(seconds) // size)
+        if count:
+            words = f"{count} {unit}{'' if count == 1 else 's'}"
+            return f"{words} ago" if seconds > 0 else f"in {words}"
+    return "just now"
+
+
 def day_label(moment: datetime, today: date | None = None) -> str:
     """ "Today", "Yesterday" or "Mon 30 Nov" for a stored (UTC) time, in local time."""
     if moment.tzinfo is None:

@@ -39,6 +39,7 @@ def _as_json(view: SignInView, current: str | None) -> dict[str, Any]:
     return {
         "id": view.id,
         "label": view.label,
+        "browser": view.browser,
         "created_at": view.created_at.isoformat(),
         "last_used_at": view.last_used_at.isoformat(),
         "expires_at": view.ends_at.isoformat(),

@@ -16,18 +16,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import html
-import json
 import secrets
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import anyio
+from jinja2 import Environment
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.resources import templates_dir
 from app.services.signin_codes import Outcome, SignInCodes
 from app.services.signins import LIFETIME, SignIns
 from app.settings import Settings
+from app.web.refusals import send_unauthorized
+from app.web.render import make_templates
 
 COOKIE_NAME = "angelia_signin"
 # What a redirect path may keep unescaped; everything else (spaces, CR/LF, non-ASCII) is quoted.
@@ -101,6 +104,7 @@ class SecurityMiddleware:
         token: str,
         signins: SignIns,
         codes: SignInCodes | None = None,
+        pages: Environment | None = None,
     ) -> None:
         self.app = app
         self.settings = settings
@@ -108,6 +112,8 @@ class SecurityMiddleware:
         self.signins = signins
         self.codes = codes or SignInCodes()
         self.csrf = csrf_token_for(token)
+        # Renders the signed-out page a browser without a sign-in is answered with.
+        self.pages = pages or make_templates(templates_dir()).env
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -144,7 +150,7 @@ class SecurityMiddleware:
         if not self._bearer_ok(headers.get("authorization", "")):
             signin_id = await self._signed_in(headers)
             if signin_id is None:
-                await _unauthorized(send, path)
+                await send_unauthorized(send, path, headers, self.pages, SECURITY_HEADERS)
                 return
             if method not in SAFE_METHODS and not self._csrf_ok(headers, host):
                 await _plain(send, 403, "Forbidden: missing same-origin proof (CSRF).")
@@ -342,31 +348,6 @@ async def _refused_link(send: Send, why: str) -> None:
             "type": "http.response.start",
             "status": 403,
             "headers": [(b"content-type", b"text/html; charset=utf-8"), *SECURITY_HEADERS],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _unauthorized(send: Send, path: str) -> None:
-    if path.startswith("/api/"):
-        body = json.dumps(
-            {
-                "detail": "Unauthorized: send 'Authorization: Bearer <token>', or sign in with the "
-                "link 'angelia serve' printed or a new one from 'angelia open'."
-            }
-        ).encode()
-        ctype = b"application/json"
-    else:
-        body = (
-            b"Unauthorized. To sign in, open the link that 'angelia serve' printed, or run "
-            b"'angelia open' for a new one."
-        )
-        ctype = b"text/plain; charset=utf-8"
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [(b"content-type", ctype), *SECURITY_HEADERS],
         }
     )
     await send({"type": "http.response.body", "body": body})

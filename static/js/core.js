@@ -24,10 +24,13 @@
     for (var i = 0; i < nodes.length; i++) {
       var when = new Date(nodes[i].getAttribute("datetime"));
       if (!isNaN(when.getTime())) {
-        nodes[i].textContent = when.toLocaleString(undefined, {
+        var exact = when.toLocaleString(undefined, {
           dateStyle: "medium",
           timeStyle: "short",
         });
+        // A time said relatively ("3 minutes ago") keeps its words; the exact one is its title.
+        if (nodes[i].hasAttribute("data-relative")) nodes[i].title = exact;
+        else nodes[i].textContent = exact;
       }
     }
   }

@@ -121,7 +121,7 @@ async def test_the_signed_in_browsers_page_signs_this_browser_out(browsing: Brow
     await browsing.sign_in("/sessions")
     await page.get_by_role("link", name="Signed-in browsers").click()
     await page.wait_for_url(f"{browsing.server.url}/signins")
-    assert await page.locator("#signins tbody tr").count() == 1
+    assert await page.locator("#signins li").count() == 1
     assert await page.locator(".this-browser-badge").count() == 1
     await page.get_by_role("button", name="Sign out this browser").click()
     await page.locator("#signed-out").wait_for()

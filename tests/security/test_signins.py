@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup
@@ -16,6 +17,7 @@ from app.main import create_app
 from app.services.signins import IDLE, LIFETIME, SignIns
 from app.settings import Settings
 from app.web.security import COOKIE_NAME
+from tests.api.test_chat import make_profile
 from tests.conftest import TOKEN, LiveServer
 
 
@@ -46,18 +48,52 @@ async def test_the_page_lists_this_browser_and_the_others(server: LiveServer) ->
         r = await a.get("/signins")
         assert r.status_code == 200
         page = BeautifulSoup(r.text, "html.parser")
-        rows = {
-            tr.select_one("td").get_text(" ", strip=True): tr
-            for tr in page.select("#signins tr")[1:]
+        # Keyed by the User-Agent each card keeps under its name.
+        cards = {
+            li.select_one(".signin-ua code").get_text(): li for li in page.select("#signins li")
         }
-        assert set(rows) == {"Browser A this browser", "Browser B"}
-        mine = rows["Browser A this browser"]
+        assert set(cards) == {"Browser A", "Browser B"}
+        mine = cards["Browser A"]
         assert "this-browser" in (mine.get("class") or [])
-        assert len(mine.select("time")) == 3  # signed in, last used, expires
+        assert mine.select_one(".this-browser-badge") is not None
+        assert cards["Browser B"].select_one(".this-browser-badge") is None
+        assert len(mine.select("time")) == 3  # signed in, last seen, expires
         assert page.select_one("#sign-out") is not None
         assert "(1)" in page.select_one("#sign-out-others").get_text()
         nav = page.select_one("nav a[href='/signins']")
         assert nav is not None and nav.get("aria-current") == "page"
+
+
+async def test_a_signed_out_browser_is_shown_how_to_sign_in_and_programs_get_json(
+    server: LiveServer, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    title = "Secret project plans"
+    profile_id = await make_profile(client, project_dir, fake_claude)
+    r = await client.post("/api/sessions", json={"profile_id": profile_id, "title": title})
+    assert r.status_code == 201, r.text
+    async with browser(server, "Browser A") as a, browser(server, "Browser B") as b:
+        b_id = (await listed(a))["Browser B"]["id"]
+        assert (await a.post(f"/signins/{b_id}/revoke")).status_code == 303
+        for path in ("/", "/sessions", "/signins", "/no-such-page"):
+            page = await b.get(path, headers={"Accept": "text/html,application/xhtml+xml,*/*"})
+            assert page.status_code == 401, path
+            assert page.headers["content-type"].startswith("text/html")
+            assert "default-src 'self'" in page.headers["content-security-policy"]
+            soup = BeautifulSoup(page.text, "html.parser")
+            assert soup.select_one("h1").get_text() == "This browser is not signed in"
+            assert "angelia open" in page.text and "angelia serve" in page.text
+            # Nothing of the app, and nothing that would need the sign-in it lacks.
+            assert title not in page.text and "Browser A" not in page.text
+            assert soup.select("a[href], form, script") == []
+            loads = [el.get("href") for el in soup.select("link[href]")]
+            assert loads and all(href.startswith("/static/") for href in loads)
+            for href in loads:
+                assert (await b.get(href)).status_code == 200, href
+        # A program keeps a JSON answer: the API, or any path asked for as JSON.
+        for path, accept in (("/api/sessions", "text/html"), ("/sessions", "application/json")):
+            answer = await b.get(path, headers={"Accept": accept})
+            assert answer.status_code == 401
+            assert "angelia open" in answer.json()["detail"]
 
 
 async def test_the_cookie_is_a_signin_not_the_master_token(server: LiveServer) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app.web.formatting import (
@@ -14,6 +14,7 @@ from app.web.formatting import (
     format_duration,
     format_tokens,
     home_path,
+    relative_time,
     split_output,
 )
 
@@ -66,3 +67,15 @@ def test_day_labels() -> None:
     assert day_label(local - timedelta(days=3), today) == "Sun 29 Nov"
     assert day_label(local - timedelta(days=400), today) == "Tue 28 Oct 2025"
     assert day_name(today - timedelta(days=3), today, long=True) == "Sunday, 29 November"
+
+
+def test_relative_time_says_how_long_ago_or_how_soon() -> None:
+    now = datetime(2026, 12, 2, 14, 0, tzinfo=UTC)
+    assert relative_time(now - timedelta(seconds=20), now) == "just now"
+    assert relative_time(now - timedelta(minutes=1, seconds=5), now) == "1 minute ago"
+    assert relative_time(now - timedelta(hours=3, minutes=59), now) == "3 hours ago"
+    assert relative_time(now - timedelta(days=2), now) == "2 days ago"
+    assert relative_time(now + timedelta(days=29, hours=23), now) == "in 29 days"
+    # Stored times are naive UTC.
+    assert relative_time((now - timedelta(minutes=5)).replace(tzinfo=None), now) == "5 minutes ago"
+    assert relative_time(None, now) == ""
