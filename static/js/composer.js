@@ -21,10 +21,18 @@
     if (!select) {
       return;
     }
+    var hint = document.getElementById("mode-hint");
     function sync() {
       // The confirmation only matters for bypass; without this script it is always shown.
       if (confirm) {
         confirm.hidden = select.value !== BYPASS || form.getAttribute("data-mode") === BYPASS;
+      }
+      // The options show the mode's name alone; what the chosen one means follows it.
+      var chosen = select.options[select.selectedIndex];
+      var help = chosen ? chosen.title : "";
+      select.title = "Permission mode" + (help ? ": " + help : "");
+      if (hint) {
+        hint.textContent = help;
       }
     }
     select.addEventListener("change", sync);

@@ -76,3 +76,25 @@ async def test_the_header_pickers_show_their_choice_whole(
                 assert not option["overflows"] and not option["sideways"], (width, option)
     finally:
         await context.close()
+
+
+async def test_the_mode_picker_says_what_the_chosen_mode_means(
+    browser: Browser, server: LiveServer, client: httpx.AsyncClient, project_dir: Path
+) -> None:
+    # The options name the mode alone; its meaning is the picker's description, for a
+    # screen reader, and its title, for a pointer, and both follow a new choice.
+    sid = await chat_page_with_everything(server, client, project_dir)
+    context = await browser.new_context(viewport={"width": 1366, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
+        picker = page.get_by_role("combobox", name="Permission mode")
+        await expect(picker).to_have_accessible_description("asks before changes")
+        await picker.select_option("plan")
+        await expect(picker).to_have_accessible_description("plans only, changes nothing")
+        await expect(picker).to_have_attribute(
+            "title", "Permission mode: plans only, changes nothing"
+        )
+    finally:
+        await context.close()
