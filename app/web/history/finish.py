@@ -160,17 +160,21 @@ async def resolve(session_id: str, state: StateDep) -> dict[str, Any]:
 pages = APIRouter(include_in_schema=False)
 
 
-def _back(session_id: str, **outcome: Any) -> RedirectResponse:
+def _back(session_id: str, view: str = "", **outcome: Any) -> RedirectResponse:
+    # Back to the view the form was sent from: a split diff stays split.
+    if view == "split":
+        outcome["view"] = view
     query = urlencode({k: v for k, v in outcome.items() if v not in (None, "")}, doseq=True)
     where = f"/sessions/{session_id}/changes" + (f"?{query}" if query else "")
     return RedirectResponse(where + "#finish", status_code=303)
 
 
-def _refused_back(session_id: str, exc: AppError) -> RedirectResponse:
+def _refused_back(session_id: str, exc: AppError, view: str = "") -> RedirectResponse:
     body = refusal(exc) or {}
     files = list(body.get("files") or [])[:SHOWN_FILES]
     return _back(
         session_id,
+        view,
         finish_error=exc.message[:1000],
         reason=body.get("reason"),
         files=files,
@@ -179,29 +183,36 @@ def _refused_back(session_id: str, exc: AppError) -> RedirectResponse:
 
 @pages.post("/sessions/{session_id}/finish/commit")
 async def commit_form(
-    session_id: str, state: StateDep, message: Annotated[str, Form()] = ""
+    session_id: str,
+    state: StateDep,
+    message: Annotated[str, Form()] = "",
+    view: Annotated[str, Form()] = "",
 ) -> RedirectResponse:
     chat = store.get_session(state.engine, session_id)
     try:
         made = await finish.commit(state.engine, state.manager, chat, message)
     except AppError as exc:
-        return _refused_back(session_id, exc)
-    return _back(session_id, finish_done=f"Committed {made[:10]} on {chat.worktree_branch}.")
+        return _refused_back(session_id, exc, view)
+    return _back(session_id, view, finish_done=f"Committed {made[:10]} on {chat.worktree_branch}.")
 
 
 @pages.post("/sessions/{session_id}/finish/merge")
 async def merge_form(
-    session_id: str, state: StateDep, strategy: Annotated[str, Form()] = ""
+    session_id: str,
+    state: StateDep,
+    strategy: Annotated[str, Form()] = "",
+    view: Annotated[str, Form()] = "",
 ) -> RedirectResponse:
     chat = store.get_session(state.engine, session_id)
     if strategy not in ("ff", "merge", "squash"):
-        return _back(session_id, finish_error="Choose how to merge: ff, merge or squash.")
+        return _back(session_id, view, finish_error="Choose how to merge: ff, merge or squash.")
     try:
         done = await finish.merge(state.engine, state.manager, chat, cast(Strategy, strategy))
     except AppError as exc:
-        return _refused_back(session_id, exc)
+        return _refused_back(session_id, exc, view)
     return _back(
         session_id,
+        view,
         finish_done=f"Merged {chat.worktree_branch} into {chat.worktree_base}: it is now at "
         f"{done.commit[:10]} (was {done.previous[:10]}).",
     )
@@ -220,7 +231,10 @@ async def resolve_form(session_id: str, state: StateDep) -> RedirectResponse:
 
 @pages.post("/sessions/{session_id}/finish/discard")
 async def discard_form(
-    session_id: str, state: StateDep, confirm: Annotated[str, Form()] = ""
+    session_id: str,
+    state: StateDep,
+    confirm: Annotated[str, Form()] = "",
+    view: Annotated[str, Form()] = "",
 ) -> RedirectResponse:
     chat = store.get_session(state.engine, session_id)
     try:
@@ -232,8 +246,8 @@ async def discard_form(
             confirm=confirm == "yes",
         )
     except AppError as exc:
-        return _refused_back(session_id, exc)
-    return _back(session_id, finish_done="The worktree and its branch were discarded.")
+        return _refused_back(session_id, exc, view)
+    return _back(session_id, view, finish_done="The worktree and its branch were discarded.")
 
 
 async def panel(state: AppState, chat: ChatSession) -> dict[str, Any] | None:

@@ -158,3 +158,27 @@ async def test_discard_from_the_panel_and_from_the_delete_form(
     assert r.status_code == 303
     assert not Path(gone["worktree"]["path"]).exists()
     assert git(repo, "branch", "--list", gone["worktree"]["branch"]) == ""
+
+
+async def test_the_panel_keeps_the_split_view_it_was_sent_from(
+    client: httpx.AsyncClient, repo: Path, fake_claude: dict[str, Any]
+) -> None:
+    pid = await make_profile(client, repo, fake_claude)
+    session = await new_session(client, pid, "Split")
+    sid = session["id"]
+    (Path(session["worktree"]["path"]) / "f.txt").write_text("split\n")
+    soup = await page(client, f"/sessions/{sid}/changes?view=split")
+    form = soup.select_one("form.finish-commit")
+    assert form is not None
+    hidden = {str(i["name"]): str(i["value"]) for i in form.select("input[type=hidden]")}
+    assert hidden.get("view") == "split"
+    r = await client.post(
+        f"/sessions/{sid}/finish/commit", data={"message": "split", "view": "split"}
+    )
+    assert r.status_code == 303 and "view=split" in r.headers["location"], r.headers
+    back = await page(client, r.headers["location"])
+    assert back.select_one("a[aria-current='page'][href='?view=split']") is not None
+    # From the unified view (the default) the page comes back unified, as before.
+    plain = await page(client, f"/sessions/{sid}/changes")
+    merge = plain.select_one("form.finish-merge")
+    assert merge is not None and merge.select_one("input[name=view]") is None
