@@ -41,6 +41,10 @@ async def test_commit_and_merge_from_the_panel(
     await panel.get_by_label("Commit message").fill("Say where the text comes from")
     await panel.get_by_role("button", name="Commit all changes").click()
     await expect(panel.locator("#finish-done")).to_contain_text("Committed")
+    # Nothing left to commit: the button says so by its look too, not only to a click.
+    commit = panel.get_by_role("button", name="Commit all changes")
+    await expect(commit).to_be_disabled()
+    assert await commit.evaluate("b => getComputedStyle(b).borderTopStyle") == "dashed"
     await expect(panel.locator("#finish-ahead")).to_have_text("1")
     await panel.get_by_role("button", name="Fast-forward").click()
     await expect(panel.locator("#finish-done")).to_contain_text("into main")
