@@ -1,6 +1,7 @@
 // Permission cards: the time each has waited, Enter (tool cards only) and Escape as
-// answers, focus moving on to the next card, a refused answer swapped in with its notice,
-// and a pending card collapsing when a decision arrives over SSE.
+// answers (Escape on the card itself or with nothing focused, never from a text field),
+// focus moving on to the next card, a refused answer swapped in with its notice, and a
+// pending card collapsing when a decision arrives over SSE.
 (function () {
   "use strict";
 
@@ -9,6 +10,11 @@
   // ---- permission cards: time waiting, keyboard answers ----------------------------
 
   var TYPING = "input, textarea, select, [contenteditable]:not([contenteditable='false'])";
+  // Where Escape belongs to the field itself; on a card's buttons, choices and text
+  // blocks it denies, as the card's key hint says.
+  var TEXT_ENTRY =
+    "input:not([type='radio']):not([type='checkbox']), textarea, select, " +
+    "[contenteditable]:not([contenteditable='false'])";
   // Focus on any of these keeps Enter and Escape to themselves (a focused output block
   // scrolls with the keyboard; Enter there must not approve anything).
   var CONTROLS = "a[href], button, summary, [role='button'], pre, [role='region']";
@@ -91,15 +97,17 @@
         evt.preventDefault();
         return;
       }
+      // Focus anywhere in a card but a text field: Escape denies that card.
+      if (own && evt.key === "Escape" && !target.closest(TEXT_ENTRY)) {
+        evt.preventDefault();
+        answer(own, "deny");
+        return;
+      }
+      // Escape never stops the turn (that is Ctrl+., keys.js): it is pressed by accident
+      // too easily. In the message box it goes to the waiting card (composer.js).
       var typing = target.closest(TYPING);
       var card = own || pendingCards()[0];
       if (!card) {
-        // With no approval waiting, Escape outside a text field stops the turn (in the
-        // message box the composer handles it). A waiting card always comes first: its
-        // Escape means Deny, which is what the card's key hint promises.
-        if (evt.key === "Escape" && !typing && A.interruptTurn()) {
-          evt.preventDefault();
-        }
         return;
       }
       if (typing || (target !== own && target.closest(CONTROLS))) {

@@ -1,6 +1,6 @@
-// The message box: Enter sends, Escape stops, the list of slash commands while the
-// message starts with "/" (its keys and list: menu.js), and the permission mode selector
-// in the chat header.
+// The message box: Enter sends, Escape goes to a request waiting for an answer, the list
+// of slash commands while the message starts with "/" (its keys and list: menu.js), and
+// the permission mode selector in the chat header, switched in place.
 (function () {
   "use strict";
 
@@ -37,6 +37,83 @@
     }
     select.addEventListener("change", sync);
     sync();
+    form.addEventListener("submit", function (evt) {
+      var api = form.getAttribute("data-api");
+      if (!api || !window.fetch) {
+        return; // the plain form post, which comes back to the page
+      }
+      // In place: a reload would lose the reader's place and send focus to the top.
+      evt.preventDefault();
+      if (form.getAttribute("aria-busy") === "true") {
+        return;
+      }
+      var box = form.querySelector("input[name=confirm]");
+      if (select.value === form.getAttribute("data-mode")) {
+        showModeProblem(form, "");
+        select.focus();
+        return; // already the mode in use
+      }
+      // The server would refuse it too; said here, the box to tick gets focus at once.
+      if (select.value === BYPASS && box && !box.checked) {
+        showModeProblem(
+          form,
+          "Tick the box to confirm: bypassPermissions runs every tool without asking."
+        );
+        box.focus();
+        return;
+      }
+      switchMode(form, select, api);
+    });
+  }
+
+  function switchMode(form, select, api) {
+    var wanted = select.value;
+    var box = form.querySelector("input[name=confirm]");
+    form.setAttribute("aria-busy", "true");
+    showModeProblem(form, "");
+    A.apiRequest("POST", api, { mode: wanted, confirm: !!(box && box.checked) })
+      .then(
+        function (response) {
+          if (response.ok) {
+            showMode(wanted);
+            if (box) {
+              box.checked = false;
+            }
+            select.focus();
+            return null;
+          }
+          // The attempt stays chosen, as after the plain post, so a missing
+          // confirmation is one tick and Switch away.
+          return A.apiProblem(response, "The mode was not switched").then(function (text) {
+            showModeProblem(form, text);
+          });
+        },
+        function () {
+          showModeProblem(form, "The mode was not switched: the server did not answer.");
+        }
+      )
+      .then(function () {
+        form.removeAttribute("aria-busy");
+      });
+  }
+
+  // The refusal under the picker, where the plain post's page shows it.
+  function showModeProblem(form, text) {
+    var problem = document.getElementById("mode-error");
+    if (!text) {
+      if (problem) {
+        problem.remove();
+      }
+      return;
+    }
+    if (!problem) {
+      problem = document.createElement("p");
+      problem.className = "form-error";
+      problem.id = "mode-error";
+      problem.setAttribute("role", "alert");
+      (form.querySelector(".head-pop") || form).appendChild(problem);
+    }
+    problem.textContent = text;
   }
 
   function showMode(mode) {
@@ -100,10 +177,12 @@
         return;
       }
       if (evt.key === "Escape") {
-        // In the message box Escape always means Stop, even while an approval waits
-        // (stopping cancels it); the page-wide Escape would deny the card instead.
-        evt.preventDefault();
-        A.interruptTurn();
+        // Focus stays here when a card arrives, so this Escape is often meant for the
+        // card: it goes there, and neither stops the turn nor denies anything (a second
+        // Escape on the card denies it). Stopping is Ctrl+. or the Stop button.
+        if (A.goToOldestCard()) {
+          evt.preventDefault();
+        }
         return;
       }
       if (evt.key !== "Enter" || evt.shiftKey) {

@@ -11,6 +11,7 @@
     A.initSidebar();
     A.initNotifyButton();
     A.initShortcuts();
+    A.initKeys();
     A.initModeForm();
     A.initModelPicker();
     A.initComposer();

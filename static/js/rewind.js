@@ -144,7 +144,7 @@
     });
 
     // Enter and Escape belong to the dialog here, not to the page's shortcuts (which
-    // answer approvals and stop the turn); Escape still closes it.
+    // answer approvals); Escape still closes it.
     dialog.addEventListener("keydown", function (evt) {
       if (evt.key === "Enter" || evt.key === "Escape") {
         evt.stopPropagation();

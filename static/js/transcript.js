@@ -153,19 +153,28 @@
     if (jump) {
       jump.addEventListener("click", followLatest);
     }
-    // The header's count goes to the card that Enter and Escape answer, ready for a key.
+    // The card that Enter and Escape answer, in view with its first control focused,
+    // ready for a key: from the header's count, Escape in the message box and the jump
+    // key (keys.js). Returns whether a card waits.
+    function goToOldestCard() {
+      var card = log.querySelector('.perm[data-status="pending"]');
+      if (!card) {
+        return false;
+      }
+      revealEvent(card);
+      var first = card.querySelector(".perm-actions button, .perm-actions input, .perm-actions textarea");
+      if (!first) {
+        first = card;
+      }
+      first.focus({ preventScroll: true });
+      return true;
+    }
+
     var pendingNote = document.getElementById("pending-note");
     if (pendingNote) {
       pendingNote.addEventListener("click", function (evt) {
-        var card = log.querySelector(".perm.is-next");
-        if (!card) {
-          return;
-        }
-        evt.preventDefault();
-        revealEvent(card);
-        var first = card.querySelector("button, input, textarea, select");
-        if (first) {
-          first.focus({ preventScroll: true });
+        if (goToOldestCard()) {
+          evt.preventDefault();
         }
       });
     }
@@ -340,6 +349,7 @@
     updatePending();
     A.revealEvent = revealEvent;
     A.followLatest = followLatest;
+    A.goToOldestCard = goToOldestCard;
   }
 
   // Until the transcript has started, nothing to scroll.
@@ -347,5 +357,8 @@
     target.scrollIntoView({ block: "start" });
   };
   A.followLatest = function () {};
+  A.goToOldestCard = function () {
+    return false;
+  };
   A.initTranscript = initTranscript;
 })();

@@ -204,7 +204,7 @@ async def test_pages_run_without_console_errors_or_csp_violations(
     card = pending_card(page)
     await expect(card.locator(".diff .add")).to_have_text("+x = 2")
     await expect(card.locator(".diff .del")).to_have_text("-x = 1")
-    # The mode switch is a plain form: the page reloads with the new mode selected.
+    # The mode switch applies in place; the new mode stays selected.
     await page.select_option("#mode-select", "acceptEdits")
     await page.click("#mode-form button[type=submit]")
     await expect(page.locator("#mode-select")).to_have_value("acceptEdits")

@@ -3,7 +3,7 @@
 Most items come from events written or appended directly (tests/browser/demo.py): the
 page renders stored and streamed events with the same partial, so that covers kinds the
 fake claude never produces (plans, commands, errors). The fake claude runs where a real
-turn matters (Escape stopping it).
+turn matters (Ctrl+. stopping it, Escape not).
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ async def test_streaming_appends_in_place_and_follows_only_at_the_bottom(
     assert browsing.log.page_errors == []
 
 
-async def test_composer_slash_commands_grow_and_escape_stops_the_turn(
+async def test_composer_slash_commands_grow_and_ctrl_period_stops_the_turn(
     browsing: Browsing, client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
     write_scenario(fake_claude["scenario"], [[{"sleep": 20}], [{"sleep": 20}]])
@@ -234,8 +234,15 @@ async def test_composer_slash_commands_grow_and_escape_stops_the_turn(
     assert (await box.bounding_box() or {"height": 0})["height"] > before
     await expect(box).to_have_value(re.compile(r"^line 0\nline 1\n"))
 
-    # Escape in the message box stops the turn.
+    # Escape in the message box does not stop the turn (nothing waits for an answer
+    # either, so it does nothing); Ctrl+. does.
     await page.keyboard.press("Escape")
+    await page.wait_for_timeout(500)
+    await expect(page.locator("#session-status .status")).to_have_attribute(
+        "data-status", "working"
+    )
+    await expect(box).to_be_focused()
+    await page.keyboard.press("Control+Period")
     await wait_for_events(client, sid, count("turn_end"))
     stdin = [e["stdin"] for e in fake_log(fake_claude) if "stdin" in e]
     assert any(m.get("request", {}).get("subtype") == "interrupt" for m in stdin)
@@ -243,14 +250,20 @@ async def test_composer_slash_commands_grow_and_escape_stops_the_turn(
         "data-status", "working"
     )
 
-    # With no approval waiting, Escape outside a text field stops the turn too.
+    await expect(box).to_be_focused()
+
+    # Ctrl+. works from anywhere on the page (here the Stop button's own key hint says so).
     await send(client, sid, "again")
     await expect(page.locator("#session-status .status")).to_have_attribute(
         "data-status", "working"
     )
-    await page.evaluate("document.activeElement && document.activeElement.blur()")
-    await page.keyboard.press("Escape")
+    stop = page.get_by_role("button", name="Stop")
+    await expect(stop).to_have_attribute("aria-keyshortcuts", "Control+Period")
+    sidebar_link = page.locator(f"nav.sidebar a[href='/sessions/{sid}']")
+    await sidebar_link.focus()
+    await page.keyboard.press("Control+Period")
     await wait_for_events(client, sid, count("turn_end", 2))
+    await expect(sidebar_link).to_be_focused()
     assert browsing.log.page_errors == []
     assert await browsing.csp_violations() == []
 

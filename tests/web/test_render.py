@@ -336,6 +336,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/js/page.js",
         "/static/js/sidebar.js",
         "/static/js/cards.js",
+        "/static/js/keys.js",
         "/static/js/menu.js",
         "/static/js/composer.js",
         "/static/js/mentions.js",
@@ -527,7 +528,7 @@ def test_session_page_header_composer_and_commands(templates: Jinja2Templates) -
     box = soup.select_one("textarea#composer-text")
     assert box is not None and box["aria-controls"] == "slash-list"
     stop = soup.select_one("#stop-btn")
-    assert stop is not None and stop["aria-keyshortcuts"] == "Escape"
+    assert stop is not None and stop["aria-keyshortcuts"] == "Control+Period"
     log = soup.select_one("#transcript")
     assert log is not None and log["role"] == "log" and log["aria-live"] == "polite"
     toggle = soup.select_one("#nav-toggle")
