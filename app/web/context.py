@@ -8,11 +8,14 @@ from typing import Any
 from fastapi import Request
 from pydantic import ValidationError
 
+from app.errors import NotFoundError
 from app.services.store import store
 from app.web.deps import AppState
 from app.web.formatting import STATUS_LABELS, day_label
 
 SIDEBAR_SESSIONS = 30
+# The newest waiting requests the badge names, so a page can say each new one once.
+PENDING_NAMED = 10
 UNTITLED = "Untitled session"
 
 
@@ -32,12 +35,37 @@ def sidebar_rows(state: AppState) -> list[dict[str, str]]:
     ]
 
 
+def pending_requests(state: AppState) -> list[dict[str, str]]:
+    """The newest requests waiting for an answer, each with its session's title: every
+    page says one that is new in another session, once (static/js/page.js)."""
+    titles: dict[str, str] = {}
+    named = []
+    for row in state.manager.permissions.find(status="pending", limit=PENDING_NAMED):
+        if row.session_id not in titles:
+            try:
+                title = store.get_session(state.engine, row.session_id).title
+            except NotFoundError:
+                title = ""
+            titles[row.session_id] = title or UNTITLED
+        named.append(
+            {
+                "id": row.id,
+                "sid": row.session_id,
+                "title": titles[row.session_id],
+                "kind": row.kind,
+                "tool": row.tool,
+            }
+        )
+    return named
+
+
 def base_context(request: Request, state: AppState) -> dict[str, Any]:
     return {
         "request": request,
         "csrf_token": getattr(request.state, "csrf_token", ""),
         "sidebar_sessions": sidebar_rows(state),
         "pending_total": state.manager.permissions.pending_count(),
+        "pending_requests": pending_requests(state),
     }
 
 

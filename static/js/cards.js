@@ -41,8 +41,11 @@
     var now = Date.now();
     for (var i = 0; i < nodes.length; i++) {
       var since = Date.parse(nodes[i].getAttribute("data-since"));
-      if (!isNaN(since)) {
-        nodes[i].textContent = waitText(now - since);
+      var text = isNaN(since) ? "" : waitText(now - since);
+      // Hidden from assistive tech (the card says when it was asked instead); written
+      // only when the text differs, as every live update here is.
+      if (text && nodes[i].textContent !== text) {
+        nodes[i].textContent = text;
       }
     }
   }

@@ -79,6 +79,7 @@
     note.appendChild(body);
     var form = box.querySelector("form");
     box.insertBefore(note, form);
+    return note;
   }
 
   function init() {
@@ -181,8 +182,13 @@
             problem.hidden = false;
             return;
           }
+          // The saved comment takes the focus from the form that goes: left on the
+          // removed button, it would fall to <body>, far from the line.
+          var note = showComment(carrier, result.data);
+          note.setAttribute("role", "group");
+          note.setAttribute("aria-label", describe(path, line, side));
+          A.focusOn(note);
           form.remove();
-          showComment(carrier, result.data);
           refreshList();
         });
       });

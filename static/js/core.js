@@ -215,6 +215,80 @@
     );
   }
 
+  // ---- live updates: focus kept when markup is replaced, short announcements --------
+
+  var FOCUSABLE = "a[href], button, input, select, textarea, summary, [tabindex]";
+
+  // How to find the focused element again in a fresh rendering of the markup around it.
+  function focusSelector(el) {
+    if (el.id) {
+      return "#" + CSS.escape(el.id);
+    }
+    var tag = el.tagName.toLowerCase();
+    var name = el.getAttribute("name");
+    if (name) {
+      var value = tag === "button" ? el.getAttribute("value") : null;
+      return tag + '[name="' + CSS.escape(name) + '"]' + (value ? '[value="' + CSS.escape(value) + '"]' : "");
+    }
+    var href = el.getAttribute("href");
+    if (href) {
+      return tag + '[href="' + CSS.escape(href) + '"]';
+    }
+    var field = el.getAttribute("data-field");
+    return field ? tag + '[data-field="' + CSS.escape(field) + '"]' : null;
+  }
+
+  function focusOn(el) {
+    if (!el) {
+      return;
+    }
+    if (!el.matches(FOCUSABLE)) {
+      el.setAttribute("tabindex", "-1");
+    }
+    el.focus({ preventScroll: true });
+  }
+
+  // Puts fresh where old is. Focus inside old would fall to <body> and leave a keyboard
+  // or screen-reader user nowhere: it goes to the same control in fresh, else to
+  // fallback(fresh).
+  function replaceKeepingFocus(old, fresh, fallback) {
+    var focused = old.contains(document.activeElement) ? document.activeElement : null;
+    var selector = focused && focusSelector(focused);
+    old.replaceWith(fresh);
+    if (!focused) {
+      return;
+    }
+    var again = null;
+    if (selector && fresh.matches(selector)) {
+      again = fresh;
+    } else if (selector) {
+      // Two links to the same page (a card's title and its Open button) are told
+      // apart by their order.
+      var before = Array.prototype.indexOf.call(old.querySelectorAll(selector), focused);
+      again = fresh.querySelectorAll(selector)[before] || fresh.querySelector(selector);
+    }
+    focusOn(again || fallback(fresh));
+  }
+
+  // One short line in a status region. The same line again is still said: the region is
+  // emptied first, since a screen reader hears a change, not a write.
+  function say(region, text) {
+    if (!region || !text) {
+      return;
+    }
+    if (region.textContent !== text) {
+      region.textContent = text;
+      return;
+    }
+    region.textContent = "";
+    window.setTimeout(function () {
+      region.textContent = text;
+    }, 150);
+  }
+
+  A.focusOn = focusOn;
+  A.replaceKeepingFocus = replaceKeepingFocus;
+  A.say = say;
   A.detailMessage = detailMessage;
   A.postJson = postJson;
   A.parseFragment = parseFragment;

@@ -172,10 +172,15 @@
 
   function showStatus(el, status, label) {
     if (el.classList.contains("dot")) {
-      el.className = "dot dot-" + status;
-      el.title = label;
+      // Only what differs is written: the poll comes every few seconds.
+      if (el.className !== "dot dot-" + status) {
+        el.className = "dot dot-" + status;
+      }
+      if (el.title !== label) {
+        el.title = label;
+      }
       var said = el.querySelector(".visually-hidden");
-      if (said) {
+      if (said && said.textContent !== label) {
         said.textContent = label;
       }
       return;
@@ -249,14 +254,94 @@
     return brand ? brand.textContent.trim() : "Angelia";
   }
 
+  // The poll's answer is applied in place rather than swapped in: a swap would take the
+  // focus off the badge's link every 3 s. The link stays and only its count changes.
+  function showBadge(slot, fresh) {
+    var old = slot.querySelector("[data-count]");
+    var now = fresh.querySelector("[data-count]");
+    if (now && old && old.tagName === now.tagName) {
+      if (old.getAttribute("data-count") !== now.getAttribute("data-count")) {
+        old.setAttribute("data-count", now.getAttribute("data-count"));
+        old.replaceChildren.apply(old, Array.prototype.slice.call(now.childNodes));
+      }
+    } else if (now) {
+      var hadFocus = old && old.contains(document.activeElement);
+      if (old) {
+        old.replaceWith(now);
+      } else {
+        slot.prepend(now);
+      }
+      if (hadFocus) {
+        A.focusOn(now.matches("a[href]") ? now : document.querySelector(".brand-name"));
+      }
+    }
+    // The hidden facts after the badge: nothing to focus in them, nothing said.
+    var facts = slot.querySelectorAll("[data-session-state], [data-pending-request]");
+    for (var i = 0; i < facts.length; i++) {
+      facts[i].remove();
+    }
+    slot.append.apply(
+      slot,
+      Array.prototype.slice.call(fresh.querySelectorAll("[data-session-state], [data-pending-request]"))
+    );
+  }
+
+  // ---- approvals waiting in other sessions, said once each ----------------------------
+
+  var heard = null;
+
+  // "beta needs approval: Bash", for each request not seen before on this page. The
+  // session this page shows says its own (its transcript is a live log) and the board its
+  // cards', so they are left out.
+  function sayNewRequests(slot) {
+    var own = slot.getAttribute("data-session") || "";
+    var onBoard = !!document.getElementById("board-said");
+    var lines = [];
+    var seen = {};
+    var asks = slot.querySelectorAll("[data-pending-request]");
+    for (var i = 0; i < asks.length; i++) {
+      var pid = asks[i].getAttribute("data-pid");
+      seen[pid] = true;
+      if (!heard || heard[pid] || onBoard || asks[i].getAttribute("data-sid") === own) {
+        continue;
+      }
+      var title = asks[i].getAttribute("data-title");
+      var kind = asks[i].getAttribute("data-kind");
+      lines.push(
+        kind === "question"
+          ? title + " asks a question"
+          : title + " needs approval: " + (kind === "plan" ? "plan" : asks[i].getAttribute("data-tool"))
+      );
+    }
+    // Kept rather than replaced, so one that drops out of the newest few and comes back
+    // is not said twice.
+    heard = heard || {};
+    Object.keys(seen).forEach(function (pid) {
+      heard[pid] = true;
+    });
+    if (lines.length) {
+      A.say(document.getElementById("pending-said"), lines.join("; "));
+    }
+  }
+
   function initBadge() {
     showBadgeCount(readBadge());
-    document.body.addEventListener("htmx:afterSwap", function (evt) {
-      var slot = document.getElementById("pending-badge");
+    var slot = document.getElementById("pending-badge");
+    if (slot) {
+      // What the page was drawn with is known already: only later requests are new.
+      sayNewRequests(slot);
+    }
+    document.body.addEventListener("htmx:beforeSwap", function (evt) {
       if (!slot || evt.detail.target !== slot) {
         return;
       }
+      evt.detail.shouldSwap = false;
+      if (!evt.detail.xhr || evt.detail.xhr.status !== 200) {
+        return;
+      }
+      showBadge(slot, A.parseFragment(evt.detail.xhr.responseText));
       applyStates(slot);
+      sayNewRequests(slot);
       var count = readBadge();
       var grew = showBadgeCount(count);
       // The session page notifies from the request itself, with its details.

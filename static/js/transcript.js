@@ -117,20 +117,28 @@
       var count = cards.length;
       var note = document.getElementById("pending-note");
       var number = document.getElementById("pending-count");
+      // The note is a status region: it is written only when the count changed, so a
+      // screen reader hears a new count, not the same one again after every event.
       if (note && number) {
-        number.textContent = String(count);
-        note.hidden = count === 0;
+        if (number.textContent !== String(count)) {
+          number.textContent = String(count);
+        }
+        if (note.hidden !== (count === 0)) {
+          note.hidden = count === 0;
+        }
       }
       var hint = document.getElementById("composer-hint");
-      if (hint) {
+      if (hint && hint.hidden !== (count === 0)) {
         hint.hidden = count === 0;
       }
       // Only the oldest card answers to Enter/Escape, so only it shows the key hints.
       var marked = log.querySelectorAll(".perm.is-next");
       for (var i = 0; i < marked.length; i++) {
-        marked[i].classList.remove("is-next");
+        if (marked[i] !== cards[0]) {
+          marked[i].classList.remove("is-next");
+        }
       }
-      if (count) {
+      if (count && !cards[0].classList.contains("is-next")) {
         cards[0].classList.add("is-next");
       }
       if (localPending >= 0 && count !== localPending) {

@@ -59,3 +59,24 @@ async def test_a_comment_on_a_line_goes_to_the_agent(
     await expect(panel.locator("#review-send")).to_have_count(0)
     assert browsing.log.page_errors == [] and browsing.log.console_errors == []
     assert await browsing.csp_violations() == []
+
+
+async def test_a_saved_comment_takes_the_focus(
+    browsing: Browsing, project_dir: Path, fake_claude: dict[str, Any]
+) -> None:
+    repo = make_repo(project_dir)
+    async with browsing.server.client() as client:
+        sid, _ = await edited_session(client, repo, fake_claude)
+    page = browsing.page
+    await browsing.sign_in(f"/sessions/{sid}/changes?view=split")
+    await page.get_by_role("button", name="Comment on f.txt line 2", exact=True).click()
+    await page.keyboard.type("Keep it lower case.")
+    await page.keyboard.press("Tab")
+    await expect(page.get_by_role("button", name="Save comment")).to_be_focused()
+    await page.keyboard.press("Enter")
+    # The form goes; focus lands on what was saved, not on <body>.
+    note = page.get_by_role("group", name="Comment on f.txt line 2")
+    await expect(note).to_be_focused()
+    await expect(note.locator(".review-body")).to_have_text("Keep it lower case.")
+    await expect(page.locator("#review-comments .review-body")).to_have_text("Keep it lower case.")
+    await expect(note).to_be_focused()

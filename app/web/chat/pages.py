@@ -26,7 +26,7 @@ from app.services.store import store
 from app.services.transcripts.claude_reader import is_session_id
 from app.web.chat.lookups import subagent_of
 from app.web.chat.streaming import replay_then_follow
-from app.web.context import SIDEBAR_SESSIONS, base_context, first_error
+from app.web.context import SIDEBAR_SESSIONS, base_context, first_error, pending_requests
 from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
 from app.web.formatting import shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
@@ -62,6 +62,7 @@ async def badge(
     pending = state.manager.permissions.pending_by_session([s.id for s in sessions])
     context = {
         "pending_total": state.manager.permissions.pending_count(),
+        "pending_requests": pending_requests(state),
         "session_states": [
             {
                 "id": s.id,
