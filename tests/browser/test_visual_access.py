@@ -1,5 +1,6 @@
 """What is drawn, measured in Chromium: the quiet controls (rewind, a diff line's comment
-"+") keep their contrast and a 24 px target in both themes."""
+"+") keep their contrast and a 24 px target in both themes, and reduced motion stops
+every animation."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Browser, expect
 
 from tests.api.test_review_comments import edited_session, make_repo
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import TIMEOUT_MS, Browsing
+from tests.browser.demo import finished_session
 from tests.browser.test_images_rewind import rewind_session
+from tests.browser.test_ui import append
+from tests.conftest import TOKEN, LiveServer
 
 pytestmark = pytest.mark.browser
 
@@ -118,3 +122,43 @@ async def test_comment_buttons_are_legible_and_big_enough(
             }"""
         )
         assert overlaps[0] > 5 and overlaps[1] == [], (view, overlaps)
+
+
+async def test_reduced_motion_stops_every_animation(
+    browser: Browser, server: LiveServer, client: httpx.AsyncClient, project_dir: Path
+) -> None:
+    sid = await finished_session(server, client, project_dir)
+    context = await browser.new_context(reduced_motion="reduce")
+    context.set_default_timeout(TIMEOUT_MS)
+    page = await context.new_page()
+    try:
+        await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
+        await expect(page.locator(".turn-end")).to_have_count(1)
+        append(server, sid, "user_message", {"text": "go on"})
+        append(server, sid, "text_delta", {"text": "Hello", "message_id": "live-1"})
+        await expect(page.locator("#live-live-1 .live-text")).to_have_text("Hello")
+        cursor = await page.locator("#live-live-1 .live-text").evaluate(
+            "el => getComputedStyle(el, '::after').content"
+        )
+        assert cursor != "none", "the streaming cursor is drawn"
+        moving = await page.evaluate(
+            """() => {
+              const seconds = s => Math.max(...s.split(",").map(parseFloat));
+              const out = [];
+              for (const el of document.querySelectorAll("*")) {
+                for (const pseudo of [null, "::before", "::after", "::marker"]) {
+                  const css = getComputedStyle(el, pseudo);
+                  const name = el.tagName + (el.id ? "#" + el.id : "") + "." +
+                    [...el.classList].join(".") + (pseudo || "");
+                  if (css.animationName !== "none" && seconds(css.animationDuration) > 0.001) {
+                    out.push(name + " animation " + css.animationName);
+                  }
+                  if (seconds(css.transitionDuration) > 0.001) out.push(name + " transition");
+                }
+              }
+              return out;
+            }"""
+        )
+        assert moving == []
+    finally:
+        await context.close()
