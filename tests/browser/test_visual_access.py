@@ -1,6 +1,6 @@
 """What is drawn, measured in Chromium: the quiet controls (rewind, a diff line's comment
-"+") keep their contrast and a 24 px target in both themes, and reduced motion stops
-every animation."""
+"+") keep their contrast and a 24 px target in both themes, reduced motion stops every
+animation, and the search and profile pages fit a 320 px screen."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.api.test_review_comments import edited_session, make_repo
 from tests.browser.conftest import TIMEOUT_MS, Browsing
 from tests.browser.demo import finished_session
 from tests.browser.test_images_rewind import rewind_session
-from tests.browser.test_ui import append
+from tests.browser.test_ui import NO_SIDEWAYS_SCROLL, append
 from tests.conftest import TOKEN, LiveServer
 
 pytestmark = pytest.mark.browser
@@ -160,5 +160,50 @@ async def test_reduced_motion_stops_every_animation(
             }"""
         )
         assert moving == []
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize("shown", ["search", "results", "profile"])
+async def test_search_and_profile_pages_fit_320_px(
+    browser: Browser,
+    server: LiveServer,
+    client: httpx.AsyncClient,
+    project_dir: Path,
+    shown: str,
+) -> None:
+    sid = await finished_session(server, client, project_dir)
+    profile = (await client.get(f"/api/sessions/{sid}")).json()["profile_id"]
+    # Permission rules are a table of four columns with a form in each row.
+    for rule in ("Bash(npm run test:integration:*)", "Edit(src/components/**)"):
+        added = await client.post(
+            f"/api/profiles/{profile}/rules", json={"rule": rule, "decision": "allow"}
+        )
+        assert added.status_code == 201, added.text
+    # A hit whose snippet holds a long path, which has no spaces to break at.
+    words = "needle in /" + "/".join(f"folder_{n}" for n in range(12)) + "/file.py"
+    append(server, sid, "assistant_message", {"text": words, "message_id": "m-needle"})
+    path = {"search": "/search", "results": "/search?q=needle", "profile": f"/profiles/{profile}"}
+    context = await browser.new_context(viewport={"width": 320, "height": 640})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = await context.new_page()
+    try:
+        sep = "&" if "?" in path[shown] else "?"
+        await page.goto(f"{server.url}{path[shown]}{sep}token={TOKEN}")
+        await expect(page.locator("main h1")).to_be_visible()
+        for scheme in ("light", "dark"):
+            await page.emulate_media(color_scheme=scheme)
+            # Opened, each rule's edit and delete forms fit too.
+            await page.evaluate(
+                "document.querySelectorAll('#rules details').forEach(d => d.open = true)"
+            )
+            wide = await page.evaluate(
+                """() => [...document.querySelectorAll("main *")]
+                  .filter(el => el.getBoundingClientRect().right > innerWidth + 0.5)
+                  .slice(0, 5).map(el => el.outerHTML.slice(0, 120))"""
+            )
+            assert await page.evaluate(NO_SIDEWAYS_SCROLL), (scheme, wide)
+        if shown == "results":
+            await expect(page.locator(".hit").first).to_be_visible()
     finally:
         await context.close()
