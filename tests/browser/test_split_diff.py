@@ -1,6 +1,7 @@
 """The Changes tab's diffs laid out in Chromium: in the split view each row's Before and
-After sit side by side at every width, and a short unchanged line stays on one line; the
-unified view draws unchanged lines like the changed ones."""
+After sit side by side at every width, a short unchanged line stays on one line, and a
+changed line says it was added or removed by more than its colour; the unified view
+draws unchanged lines like the changed ones."""
 
 from __future__ import annotations
 
@@ -106,3 +107,34 @@ async def test_unified_context_lines_look_like_the_changed_ones(
             add["position"],
             add["height"],
         ), (s, add)
+
+
+async def test_split_rows_say_added_and_removed_beside_the_numbers(
+    browsing: Browsing, project_dir: Path
+) -> None:
+    await open_changes(browsing, project_dir, "split")
+    table = browsing.page.locator("section[data-path='settings.py'] table.split-diff")
+    row = table.locator("tr.change")
+    await expect(row).to_have_count(1)
+    # Visible +/− in the number cells, the code cells hold the code alone.
+    marks = row.locator("td.no .mark")
+    await expect(marks).to_have_text(["−", "+"])
+    for mark in (marks.first, marks.last):
+        await expect(mark).to_be_visible()
+    await expect(row.locator("td.del")).to_have_text("old = True")
+    # A screen reader hears the words; the marks themselves are not read.
+    snapshot = await row.aria_snapshot()
+    assert '- cell "4 removed"' in snapshot and '- cell "4 added"' in snapshot, snapshot
+    # Unchanged rows have no word and an empty mark, so the numbers stay in one column.
+    ctx = table.locator("tr.ctx").first
+    assert "added" not in await ctx.aria_snapshot()
+    right_edges = await table.locator("td.no .mark").evaluate_all(
+        "marks => marks.map(m => Math.round(m.getBoundingClientRect().right))"
+    )
+    assert len(set(right_edges)) == 2, right_edges  # one edge per side
+    # Copying the table's text takes the code, never the gutter's marks.
+    copied = await table.evaluate(
+        "t => { getSelection().selectAllChildren(t); return getSelection().toString(); }"
+    )
+    assert "old = True\tnew = False" in copied, copied
+    assert "−" not in copied and "added" not in copied, copied
