@@ -118,7 +118,10 @@
       var note = document.getElementById("pending-note");
       var number = document.getElementById("pending-count");
       if (note && number) {
-        number.textContent = String(count);
+        // The note sits in a status region: rewriting the same number would announce it again.
+        if (number.textContent !== String(count)) {
+          number.textContent = String(count);
+        }
         note.hidden = count === 0;
       }
       var hint = document.getElementById("composer-hint");
