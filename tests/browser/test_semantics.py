@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS, Browsing
+from tests.browser.conftest import TIMEOUT_MS, Browsing, axe_page
 from tests.browser.demo import finished_session
 from tests.browser.test_ui import append, axe_problems
 from tests.conftest import TOKEN, LiveServer
@@ -189,14 +189,8 @@ async def test_the_signed_out_page_is_a_whole_document(
 async def test_the_api_reference_is_readable_and_passes_axe(
     browser: Browser, server: LiveServer
 ) -> None:
-    # axe is injected as a script of its own, which the app's CSP rightly refuses; this
-    # context alone ignores the policy (the page's own check keeps to it below).
-    context = await browser.new_context(viewport={"width": 1200, "height": 800}, bypass_csp=True)
-    context.set_default_timeout(TIMEOUT_MS)
-    await context.add_init_script(CSP_PROBE)
-    page = await context.new_page()
     problems: list[str] = []
-    try:
+    async with axe_page(browser) as page:
         await page.goto(f"{server.url}/docs?token={TOKEN}")
         # Swagger stays, and sends the reader to the reference first.
         await page.get_by_role("link", name="Read the API reference").click()
@@ -220,6 +214,4 @@ async def test_the_api_reference_is_readable_and_passes_axe(
         headings = await page.evaluate(HEADINGS_JS)
         levels = [level for level, _ in headings]
         assert levels[0] == 1 and all(b <= a + 1 for a, b in zip(levels, levels[1:], strict=False))
-    finally:
-        await context.close()
     assert problems == []
