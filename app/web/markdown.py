@@ -119,6 +119,23 @@ def _render_image(
     )
 
 
+# Agent text sits under the page's h1 and the message's own h2 (templates/events/), so its
+# headings start at h3: "# Title" must not read as a second title of the page.
+_HEADING_SHIFT = 2
+
+
+def _render_heading(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    level = int(token.tag[1:])
+    if token.nesting == 1:
+        # The class keeps the size the author's level asked for.
+        token.attrSet("class", f"md-h{level}")
+    token.tag = f"h{min(level + _HEADING_SHIFT, 6)}"
+    return self.renderToken(tokens, idx, options, env)
+
+
 class _SafeMarkdown(MarkdownIt):
     def validateLink(self, url: str) -> bool:
         return is_safe_href(url)
@@ -131,6 +148,8 @@ def _make_markdown() -> MarkdownIt:
     md.add_render_rule("code_block", _render_code_block)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("image", _render_image)
+    md.add_render_rule("heading_open", _render_heading)
+    md.add_render_rule("heading_close", _render_heading)
     return md
 
 

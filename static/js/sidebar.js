@@ -63,10 +63,10 @@
     return runs;
   }
 
-  // Each day heading and the list after it, by the day it names.
+  // Each day's label and the list after it, by the day it names.
   function shownGroups(box) {
     var groups = {};
-    Array.prototype.forEach.call(box.querySelectorAll("h2.nav-heading"), function (h) {
+    Array.prototype.forEach.call(box.querySelectorAll(".nav-heading"), function (h) {
       var list = h.nextElementSibling;
       if (list && list.tagName === "UL" && !groups[h.textContent]) {
         groups[h.textContent] = { heading: h, list: list };
@@ -96,9 +96,13 @@
       var group = groups[run.day];
       delete groups[run.day];
       if (!group) {
-        var heading = el("h2", "nav-heading");
+        // As the template's: a label seen, and the day as the list's name heard.
+        var heading = el("p", "nav-heading");
+        heading.setAttribute("aria-hidden", "true");
         heading.textContent = run.day;
-        group = { heading: heading, list: el("ul", "nav-sessions") };
+        var list = el("ul", "nav-sessions");
+        list.setAttribute("aria-label", run.day);
+        group = { heading: heading, list: list };
       }
       place(box, group.heading, at);
       place(box, group.list, group.heading.nextElementSibling);

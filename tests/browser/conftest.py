@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +68,22 @@ class Browsing:
     async def csp_violations(self) -> list[str]:
         found = await self.page.evaluate("window.__cspViolations || []")
         return [str(v) for v in found]
+
+
+@asynccontextmanager
+async def axe_page(browser: Browser, width: int = 1200, height: int = 800) -> AsyncIterator[Page]:
+    """A page in a context of its own for the axe-core checks. axe is injected as a script
+    of its own, which the app's CSP rightly refuses; this context alone ignores the policy
+    (the CSP probe still records what the page's own markup would break)."""
+    context = await browser.new_context(
+        viewport={"width": width, "height": height}, bypass_csp=True
+    )
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(CSP_PROBE)
+    try:
+        yield await context.new_page()
+    finally:
+        await context.close()
 
 
 @pytest.fixture

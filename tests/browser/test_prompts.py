@@ -80,7 +80,7 @@ async def test_enter_answers_neither_a_question_nor_a_plan(
 
     # The plan: Enter leaves it alone, Escape keeps planning.
     await expect(card).to_have_attribute("data-prompt", "plan")
-    await expect(card.locator(".plan-md h1")).to_have_text("Plan")
+    await expect(card.locator(".plan-md .md-h1")).to_have_text("Plan")
     await focus_page_body(page)
     await page.keyboard.press("Enter")
     await page.wait_for_timeout(300)

@@ -234,7 +234,7 @@ async def test_screenshots_of_questions_plans_subagents_queue_and_model(
         sid = await live_session("Plan the settings change", [exit_plan], permission_mode="plan")
         await page.goto(f"{server.url}/sessions/{sid}")
         await send(client, sid, "Plan how to read the token lifetime from settings.")
-        await expect(card.locator(".plan-md h2")).to_be_visible()
+        await expect(card.locator(".plan-md .md-h2")).to_be_visible()
         await card.locator("textarea[name=message]").fill("Also mention the docs.")
         await page.locator("#transcript").evaluate("el => el.scrollTop = el.scrollHeight")
         await page.screenshot(path=str(out / "plan.png"))

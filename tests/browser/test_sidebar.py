@@ -149,7 +149,7 @@ async def test_the_history_page_sidebar_follows_and_axe_finds_nothing_serious(
         made = await new_session(client, pid, "After")
         row = sidebar_link(page, made)
         await expect(row).to_contain_text("After")
-        await expect(page.locator("nav.sidebar h2.nav-heading")).to_have_count(1)
+        await expect(page.locator("nav.sidebar .nav-heading")).to_have_count(1)
         assert await axe_problems(page) == []
     finally:
         await context.close()

@@ -18,7 +18,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.api.test_chat import fake_log
 from tests.api.test_chat import make_session as make_fake_session
-from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS, Browsing
+from tests.browser.conftest import TIMEOUT_MS, Browsing, axe_page
 from tests.browser.demo import LONG_OUTPUT_LINES, finished_session, later_items
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events
@@ -376,14 +376,8 @@ async def test_axe_finds_nothing_serious(
     sid = await chat_page_with_everything(server, client, project_dir)
     profiles = (await client.get("/api/profiles")).json()
     profile_id = (profiles if isinstance(profiles, list) else profiles["profiles"])[0]["id"]
-    # axe is injected as a script of its own, which the app's CSP rightly refuses; this
-    # context alone ignores the policy. The other tests check the pages keep to it.
-    context = await browser.new_context(viewport={"width": 1200, "height": 800}, bypass_csp=True)
-    context.set_default_timeout(TIMEOUT_MS)
-    await context.add_init_script(CSP_PROBE)
-    page = await context.new_page()
     problems: list[str] = []
-    try:
+    async with axe_page(browser) as page:
         await page.goto(f"{server.url}/sessions/{sid}?token={TOKEN}")
         await expect(page.locator('.perm[data-status="pending"]').first).to_be_visible()
         await expect(page.locator("details.plan")).to_have_count(2)
@@ -400,6 +394,4 @@ async def test_axe_finds_nothing_serious(
             await page.goto(server.url + path)
             await expect(page.locator("main h1")).to_be_visible()
             problems += [f"{path}: {p}" for p in await axe_problems(page)]
-    finally:
-        await context.close()
     assert problems == []

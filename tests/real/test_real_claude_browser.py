@@ -98,7 +98,7 @@ async def test_approve_a_plan_with_auto_accept_edits(
 
     card = pending_card(page)
     await expect(card).to_have_attribute("data-prompt", "plan", timeout=60_000)
-    await expect(card.locator(".plan-md h1")).to_have_text("Plan")
+    await expect(card.locator(".plan-md .md-h1")).to_have_text("Plan")
     await expect(card.locator(".plan-md li")).to_have_text(["write hello.txt", "say done"])
     await card.get_by_role("button", name="Approve, auto-accept edits").click()
 

@@ -220,6 +220,7 @@ async def session_page(
         "cwd": profile.cwd,
         "pending_count": state.manager.permissions.pending_count(session_id),
         "install_hint": install_hint,
+        "agent_label": _agent_label(chat.backend),
         "permission_modes": list(PERMISSION_MODES),
         "session_info": info,
         "slash_commands": commands,
@@ -249,6 +250,7 @@ async def earlier(
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
         "install_hint": _install_hint(chat.backend),
+        "agent_label": _agent_label(chat.backend),
         "cwd": store.session_profile(state.engine, chat).cwd,
         "queue_held": _queue_held(state, session_id),
     }
@@ -283,6 +285,7 @@ async def _transcript(
 ) -> AsyncIterator[ServerSentEvent]:
     session_id = chat.id
     install_hint = _install_hint(chat.backend)
+    agent_label = _agent_label(chat.backend)
     previous_at = None
     async for record in replay_then_follow(state.events, session_id, start, request):
         event = record.as_dict()
@@ -293,7 +296,9 @@ async def _transcript(
         if record.kind == "permission_request" and isinstance(parent, str) and parent:
             # The card says which subagent asked; the page may not hold that call.
             shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
-        html = render_event(state.templates, shown, install_hint=install_hint, cwd=cwd)
+        html = render_event(
+            state.templates, shown, install_hint=install_hint, cwd=cwd, agent_label=agent_label
+        )
         yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
 
 
@@ -365,6 +370,14 @@ def _install_hint(backend: str) -> str | None:
         return get_brain_class(backend).install_hint
     except AppError:
         return None
+
+
+def _agent_label(backend: str) -> str:
+    """The name an agent's messages are heard under (a screen reader's heading)."""
+    try:
+        return get_brain_class(backend).label
+    except AppError:
+        return "Agent"
 
 
 def _can_rewind(backend: str) -> bool:

@@ -266,7 +266,8 @@ def test_plan_card_renders_the_plan_as_safe_markdown(templates: Jinja2Templates)
     card = page.select_one(".perm.pending.perm-plan")
     assert card is not None and card["data-prompt"] == "plan"
     body = card.select_one(".plan-md")
-    assert body is not None and words(body.h1) == "Plan"
+    # The plan's own "# Plan" sits under the card, two levels down.
+    assert body is not None and words(body.select_one("h3.md-h1")) == "Plan"
     assert [words(li) for li in body.select("ol li")] == ["write hello.txt", "say done"]
     assert "<script>alert(1)</script>" in body.get_text()  # shown as text, not run
     buttons = [(b["name"], b["value"], words(b)) for b in card.select("button[type=submit]")]
@@ -334,7 +335,7 @@ async def test_approving_a_plan_from_the_card_switches_the_mode(
 ) -> None:
     sid, pid = await plan_session(client, project_dir, fake_claude)
     page = soup((await client.get(f"/sessions/{sid}")).text)
-    assert words(page.select_one(f"#perm-{pid} .plan-md h1")) == "Plan"
+    assert words(page.select_one(f"#perm-{pid} .plan-md h3.md-h1")) == "Plan"
 
     r = await client.post(f"/permissions/{pid}/decision", data={"approve": "bypassPermissions"})
     assert r.status_code == 422
