@@ -120,7 +120,7 @@ async def test_a_long_session_opens_at_its_last_event_and_stays_there(
     browsing: Browsing, opened: str
 ) -> None:
     page = browsing.page
-    await expect(page.locator(LAST_EVENT).last).to_have_text("the very last answer")
+    await expect(page.locator(LAST_EVENT).last.locator(".md")).to_have_text("the very last answer")
     assert_fully_in_view(await place(page, LAST_EVENT))
     await page.wait_for_timeout(2000)
     assert_fully_in_view(await place(page, LAST_EVENT))

@@ -71,7 +71,7 @@ async def test_subagent_items_nest_live_and_after_reload(browsing: Browsing, sto
     await expect(group).to_have_attribute("data-status", "completed")
     await expect(group.locator(".tool-call[data-tcid=B1]")).to_have_attribute("data-state", "done")
     await group.locator("summary").first.click()
-    await expect(group.locator(".subagent-log .msg.assistant")).to_have_text("I will touch it")
+    await expect(group.locator(".subagent-log .msg.assistant .md")).to_have_text("I will touch it")
 
     for event in events[10:]:
         store(event)
