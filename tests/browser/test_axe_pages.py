@@ -10,7 +10,7 @@ page fails here until it is added to ``PAGES`` (or, with a reason, to ``NOT_PAGE
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -78,7 +78,8 @@ NOT_PAGES: dict[str, str] = {
 # Pages left out of the scan for now, each with why.
 NOT_YET_CLEAN: dict[str, str] = {}
 WIDTHS = (1280, 390)
-SCHEMES = ("light", "dark")
+NARROW = 600  # below it the menu and the session's details fold away
+SCHEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 
 
 def html_get_routes(app: FastAPI) -> set[str]:
@@ -112,6 +113,19 @@ async def scan(page: Page, url: str, shown: tuple[str, ...] = ()) -> list[str]:
         await expect(page.locator(selector).first).to_be_attached()
     # Closed details hide their text from the contrast check: open them all.
     await page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    return await axe_findings(page)
+
+
+async def unfolded(page: Page) -> list[str]:
+    """A phone folds the menu and the session's details: scan the chat with both open."""
+    await page.get_by_role("button", name="Menu").click()
+    await page.get_by_role("button", name="Details").click()
+    await expect(page.locator("#nav-menu")).to_be_visible()
+    await expect(page.locator("#head-more")).to_be_visible()
+    return await axe_findings(page)
+
+
+async def axe_findings(page: Page) -> list[str]:
     await page.add_script_tag(path=str(AXE))
     result = await page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     # Each finding with where it is and axe's own words on why, enough to fix it from the log.
@@ -149,7 +163,7 @@ async def test_no_page_has_a_serious_axe_finding(
             where = f"{width}px {scheme}"
             context = await browser.new_context(
                 viewport={"width": width, "height": 800},
-                color_scheme=scheme,  # type: ignore[arg-type]
+                color_scheme=scheme,
                 bypass_csp=True,
             )
             context.set_default_timeout(TIMEOUT_MS)
@@ -164,6 +178,8 @@ async def test_no_page_has_a_serious_axe_finding(
                 for url in urls:
                     found = await scan(page, server.url + url.format(**ids), SHOWN.get(url, ()))
                     problems += [f"{where} {url}: {p}" for p in found]
+                if width < NARROW:
+                    problems += [f"{where} chat, menus open: {p}" for p in await unfolded(page)]
             finally:
                 await context.close()
     assert problems == [], "\n".join(problems)
