@@ -116,6 +116,12 @@ async def scan(page: Page, url: str, shown: tuple[str, ...] = ()) -> list[str]:
     return await axe_findings(page)
 
 
+def first_reason(summary: str) -> str:
+    """The first of axe's reasons ("Fix any of the following:" then one per line)."""
+    lines = [line.strip() for line in summary.splitlines()]
+    return lines[1] if len(lines) > 1 else summary
+
+
 async def unfolded(page: Page) -> list[str]:
     """A phone folds the menu and the session's details: scan the chat with both open."""
     await page.get_by_role("button", name="Menu").click()
@@ -130,7 +136,7 @@ async def axe_findings(page: Page) -> list[str]:
     result = await page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     # Each finding with where it is and axe's own words on why, enough to fix it from the log.
     return [
-        f"{v['id']} ({v['impact']}) {n['target']}: {n['failureSummary'].splitlines()[-1]}"
+        f"{v['id']} ({v['impact']}) {n['target']}: {first_reason(n['failureSummary'])}"
         for v in result["violations"]
         if v["impact"] in ("serious", "critical")
         for n in v["nodes"][:5]
