@@ -9,6 +9,7 @@ page fails here until it is added to ``PAGES`` (or, with a reason, to ``NOT_PAGE
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Literal
 
@@ -164,28 +165,41 @@ async def test_no_page_has_a_serious_axe_finding(
     urls = [url for route, url in PAGES.items() if route not in NOT_YET_CLEAN] + EXTRA
 
     problems: list[str] = []
+    # Light and dark side by side: the browser renders one while the other is checked.
     for width in WIDTHS:
-        for scheme in SCHEMES:
-            where = f"{width}px {scheme}"
-            context = await browser.new_context(
-                viewport={"width": width, "height": 800},
-                color_scheme=scheme,
-                bypass_csp=True,
-            )
-            context.set_default_timeout(TIMEOUT_MS)
-            await context.add_init_script(CSP_PROBE)
-            try:
-                page = await context.new_page()
-                # Signed out first: every page answers with the 401 page.
-                problems += [
-                    f"{where} 401: {p}" for p in await scan(page, server.url + "/sessions")
-                ]
-                await page.goto(f"{server.url}/signins?token={TOKEN}")
-                for url in urls:
-                    found = await scan(page, server.url + url.format(**ids), SHOWN.get(url, ()))
-                    problems += [f"{where} {url}: {p}" for p in found]
-                if width < NARROW:
-                    problems += [f"{where} chat, menus open: {p}" for p in await unfolded(page)]
-            finally:
-                await context.close()
+        found = await asyncio.gather(
+            *(scan_all(browser, server, width, scheme, urls, ids) for scheme in SCHEMES)
+        )
+        problems += [p for one in found for p in one]
     assert problems == [], "\n".join(problems)
+
+
+async def scan_all(
+    browser: Browser,
+    server: LiveServer,
+    width: int,
+    scheme: Literal["light", "dark"],
+    urls: list[str],
+    ids: dict[str, str],
+) -> list[str]:
+    """Every page in one context of this width and scheme: signed out, then signed in."""
+    where = f"{width}px {scheme}"
+    context = await browser.new_context(
+        viewport={"width": width, "height": 800}, color_scheme=scheme, bypass_csp=True
+    )
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(CSP_PROBE)
+    problems: list[str] = []
+    try:
+        page = await context.new_page()
+        # Signed out first: every page answers with the 401 page.
+        problems += [f"{where} 401: {p}" for p in await scan(page, server.url + "/sessions")]
+        await page.goto(f"{server.url}/signins?token={TOKEN}")
+        for url in urls:
+            found = await scan(page, server.url + url.format(**ids), SHOWN.get(url, ()))
+            problems += [f"{where} {url}: {p}" for p in found]
+        if width < NARROW:
+            problems += [f"{where} chat, menus open: {p}" for p in await unfolded(page)]
+    finally:
+        await context.close()
+    return problems
