@@ -22,6 +22,14 @@ def fake_rules(project_dir: Path) -> dict[str, Any]:
     return write_and_edit_rules(project_dir)
 
 
+@pytest.fixture(autouse=True)
+def too_big_to_snapshot(project_dir: Path) -> None:
+    # The changes are read from the tools' own edits here, as for a folder outside git
+    # too big to snapshot (a sparse file: over the limit to the walk, no disk used).
+    with (project_dir / "big.bin").open("wb") as f:
+        f.truncate(201 * 1024 * 1024)
+
+
 async def test_the_changes_of_a_session_with_a_write_and_an_edit(
     client: httpx.AsyncClient, claude_session: str, project_dir: Path
 ) -> None:

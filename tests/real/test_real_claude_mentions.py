@@ -46,17 +46,24 @@ def make_project(root: Path) -> None:
     )
 
 
+@pytest.fixture
+def made_project(project_dir: Path) -> Path:
+    """The project as it is before its session starts: the session lists it from then."""
+    make_project(project_dir)
+    return project_dir
+
+
 def user_texts(fake_model: FakeModelServer) -> list[str]:
     return [text for entry in main_requests(fake_model) for text in request_texts(entry)]
 
 
 async def test_a_mention_reaches_claude_code_and_custom_commands_are_described(
+    made_project: Path,
     client: httpx.AsyncClient,
     project_dir: Path,
     claude_session: str,
     fake_model: FakeModelServer,
 ) -> None:
-    make_project(project_dir)
     sid = claude_session
 
     # The composer sends the picked file as "@<relative path>".
