@@ -60,7 +60,9 @@ async def test_the_tab_lists_the_files_with_unified_and_split_diffs(
     )
     row = split.select_one("section[data-path='old.py'] tr.change")
     assert row is not None
-    assert [td.get_text() for td in row.select("td")] == ["1", "a = 1", "1", "a = 2"]
+    # Beside each number, a +/- mark and, for a screen reader, what it means.
+    cells = [td.get_text() for td in row.select("td")]
+    assert cells == ["1− removed", "a = 1", "1+ added", "a = 2"], cells
     assert split.select_one("a[href='?view=split'][aria-current=page]") is not None
 
 
