@@ -23,6 +23,7 @@ Target: p95 <= 50 ms per query kind on 100,000 files.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import random
@@ -31,9 +32,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 from history import TOKEN, machine, say, serving, time_cases
 
 FIRST_DELAYS_S = (0.0, 0.5)
@@ -87,9 +89,24 @@ def percentiles(samples: list[float]) -> str:
     return f"p50 {statistics.median(ordered):6.0f} ms  p99 {p99:6.0f} ms  max {ordered[-1]:6.0f} ms"
 
 
+@contextlib.contextmanager
+def bench_server(root: Path, repo: Path) -> Iterator[tuple[httpx.Client, str]]:
+    """A server with its data under ``root``, a signed-in client and a profile on ``repo``."""
+    with (
+        serving(root / "data", root / "server.log", root / "claude") as base,
+        httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as c,
+    ):
+        profile = c.post(
+            "/api/profiles",
+            json={"name": "bench", "backend": "claude", "cwd": str(repo)}
+            | {"command": [sys.executable]},
+        )
+        profile.raise_for_status()
+        yield c, profile.json()["id"]
+
+
 def first_queries(tmp: Path, repo: Path, repeat: int) -> dict[str, dict[str, float]]:
     """A fresh server per sample: make a session on ``repo``, then its first query."""
-    import httpx
 
     made_ms: list[float] = []
     first: dict[float, list[float]] = {delay: [] for delay in FIRST_DELAYS_S}
@@ -98,20 +115,9 @@ def first_queries(tmp: Path, repo: Path, repeat: int) -> dict[str, dict[str, flo
         for delay in FIRST_DELAYS_S:
             run = tmp / f"first-{n}-{delay}"
             run.mkdir()
-            with (
-                serving(run / "data", run / "server.log", run / "claude") as base,
-                httpx.Client(
-                    base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
-                ) as c,
-            ):
-                profile = c.post(
-                    "/api/profiles",
-                    json={"name": "bench", "backend": "claude", "cwd": str(repo)}
-                    | {"command": [sys.executable]},
-                )
-                profile.raise_for_status()
+            with bench_server(run, repo) as (c, profile_id):
                 started = time.perf_counter()
-                made = c.post("/api/sessions", json={"profile_id": profile.json()["id"]})
+                made = c.post("/api/sessions", json={"profile_id": profile_id})
                 made.raise_for_status()
                 made_ms.append((time.perf_counter() - started) * 1000)
                 time.sleep(delay)
@@ -148,8 +154,6 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
-    import httpx
-
     say(machine())
     with tempfile.TemporaryDirectory(prefix="angelia-files-") as tmp:
         repo = Path(tmp) / "repo"
@@ -170,19 +174,8 @@ def main() -> int:
         )
         say(f"git ls-files alone: {(time.perf_counter() - started) * 1000:.0f} ms")
         first = first_queries(Path(tmp), repo, args.first) if args.first else {}
-        with (
-            serving(Path(tmp) / "data", Path(tmp) / "server.log", Path(tmp) / "claude") as base,
-            httpx.Client(
-                base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
-            ) as c,
-        ):
-            profile = c.post(
-                "/api/profiles",
-                json={"name": "bench", "backend": "claude", "cwd": str(repo)}
-                | {"command": [sys.executable]},
-            )
-            profile.raise_for_status()
-            made = c.post("/api/sessions", json={"profile_id": profile.json()["id"]})
+        with bench_server(Path(tmp), repo) as (c, profile_id):
+            made = c.post("/api/sessions", json={"profile_id": profile_id})
             made.raise_for_status()
             url = f"/api/sessions/{made.json()['id']}/files"
 
