@@ -57,7 +57,9 @@ async def test_a_message_typed_while_a_card_waits_goes_after_the_turn(
     fake_claude: dict[str, Any],
     viewport: str,
 ) -> None:
-    turn = [bash("echo hi"), {"sleep": 1.5}, {"text": "ran it"}]
+    # The turn runs on after the tool until the test has looked, however slow the machine.
+    release = project_dir.parent / "release"
+    turn = [bash("echo hi"), {"until_file": str(release)}, {"text": "ran it"}]
     write_scenario(fake_claude["scenario"], [turn])
     sid = await make_session(client, project_dir, fake_claude)
     page = browsing.page
@@ -81,6 +83,7 @@ async def test_a_message_typed_while_a_card_waits_goes_after_the_turn(
     # The tool's output comes in while it still waits: it stays below that too.
     await expect(waiting).to_have_count(1)
     assert await comes_after(waiting, "#transcript .event")
+    release.touch()
 
     await expect(
         page.locator("#transcript .msg.assistant", has_text="echo: and then this")

@@ -25,6 +25,8 @@ messages beyond the scenario get an echo. Steps:
     {"control_request": "hook_callback"}          ask the host, wait for the reply
     {"mode": "acceptEdits"}                       system/status with a new permissionMode
     {"sleep": 0.5}                                interruptible pause
+    {"until_file": "/path", "timeout": 30}        interruptible pause until that file exists,
+                                                  so a test holds a turn open as long as it needs
     {"crash": 3, "stderr": "..."}                 write to stderr, exit with that code
     {"malformed": true}                           non-JSON and broken-JSON stdout lines
     {"big_line_mb": 10}                           an assistant text block that large
@@ -396,6 +398,10 @@ class FakeClaude:
             self.out(self.system("status", status=None, permissionMode=self.mode))
         elif "sleep" in step:
             self.pump(float(step["sleep"]))
+        elif "until_file" in step:
+            deadline = time.monotonic() + float(step.get("timeout", 30))
+            while not os.path.exists(step["until_file"]) and time.monotonic() < deadline:
+                self.pump(0.05)
         elif "crash" in step:
             sys.stderr.write(step.get("stderr", "fake claude: simulated crash") + "\n")
             sys.stderr.flush()

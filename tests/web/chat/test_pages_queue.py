@@ -93,7 +93,9 @@ def test_settled_messages_render_without_tools() -> None:
 async def test_edit_and_drop_then_reload(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    write_scenario(fake_claude["scenario"], [[{"sleep": 1.5}, {"text": "first"}]])
+    # The first turn runs until the test has edited the queue, however slow the machine.
+    release = project_dir.parent / "release"
+    write_scenario(fake_claude["scenario"], [[{"until_file": str(release)}, {"text": "first"}]])
     sid = await make_session(client, project_dir, fake_claude)
     await send(client, sid, "take your time")
     await wait_for_events(client, sid, count("status"))
@@ -121,6 +123,7 @@ async def test_edit_and_drop_then_reload(
     assert second["data-queue"] == "dropped" and second.select_one(".queue-tools") is None
     assert second.find_parent(id="transcript") is not None
 
+    release.touch()
     await wait_for_events(client, sid, count("turn_end", 2))
     page = BeautifulSoup((await client.get(f"/sessions/{sid}")).text, "html.parser")
     second, first = page.select(".msg.user[data-queue]")
