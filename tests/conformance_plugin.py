@@ -56,18 +56,32 @@ def _backing(item: pytest.Item, marker: pytest.Mark) -> Backing:
 
 
 class _Recorder:
+    """Collects the marked tests' outcomes from their reports.
+
+    The cells travel on each report's ``user_properties``, so this works the same in one
+    process and in the controller of a run spread over several worker processes (which
+    sees reports but never items).
+    """
+
     def __init__(self, out: Path) -> None:
         self.out = out
         self.backings: dict[str, list[Backing]] = {}
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        # In one process, tests collected but never run are listed too (as "collected").
         for item in items:
             backings = backings_of(item)
             if backings:
                 self.backings[item.nodeid] = backings
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for backing in self.backings.get(report.nodeid, []):
+        cells = [value for name, value in report.user_properties if name == _PROPERTY]
+        if not cells:
+            return
+        backings = self.backings.setdefault(
+            report.nodeid, [Backing(**cell) for cell in cells]
+        )
+        for backing in backings:
             self._record(backing, report)
 
     @staticmethod
@@ -86,10 +100,14 @@ class _Recorder:
         self.out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 
+_PROPERTY = "angelia-conformance"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Checked on every run, so a misspelt marker fails at once and not only in CI.
     for item in items:
-        backings_of(item)
+        for backing in backings_of(item):
+            item.user_properties.append((_PROPERTY, asdict(backing)))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -97,5 +115,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "conformance(feature, backend=None, result='yes'): a conformance table cell"
     )
     out = os.environ.get(ENV)
-    if out:
+    # Under pytest-xdist only the controller writes the file; workers pass reports to it.
+    if out and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_Recorder(Path(out)), "angelia-conformance")

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.templating import Jinja2Templates
-from jinja2 import ChainableUndefined, Environment, FileSystemLoader
+from jinja2 import BytecodeCache, ChainableUndefined, Environment, FileSystemLoader
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from app.services.permissions.prompts import questions_of
@@ -55,6 +56,29 @@ def _finalize(value: Any) -> Any:
     return value
 
 
+class _SharedBytecode(BytecodeCache):
+    """Compiled templates kept for the life of the process, keyed by source checksum.
+
+    Every app made in one process (each test, the CLI's restarts in place) would otherwise
+    parse and compile all templates again; a changed template has a new checksum, so an
+    edited file is never served stale.
+    """
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        code = self._code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_BYTECODE = _SharedBytecode()
+
+
 def make_templates(templates_dir: Path) -> Jinja2Templates:
     """The one Jinja environment: autoescaping on, every filter and global set here."""
     env = Environment(
@@ -66,6 +90,7 @@ def make_templates(templates_dir: Path) -> Jinja2Templates:
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=["jinja2.ext.do"],
+        bytecode_cache=_BYTECODE,
     )
     env.filters.update(
         markdown=_markdown_filter,
