@@ -15,6 +15,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -75,12 +76,14 @@ class _Recorder:
                 self.backings[item.nodeid] = backings
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        cells = [value for name, value in report.user_properties if name == _PROPERTY]
+        cells = [
+            cast(dict[str, str], value)
+            for name, value in report.user_properties
+            if name == _PROPERTY
+        ]
         if not cells:
             return
-        backings = self.backings.setdefault(
-            report.nodeid, [Backing(**cell) for cell in cells]
-        )
+        backings = self.backings.setdefault(report.nodeid, [Backing(**cell) for cell in cells])
         for backing in backings:
             self._record(backing, report)
 
