@@ -4,7 +4,7 @@ The server is ``angelia serve`` in a child process (the generated requests are s
 synchronously). The API's spec comes from the server; the pages are left out of it, so
 a second spec is made here from the page routers' GET routes (and the one POST that
 takes an id in its path), so their query and path parameters are fuzzed the same way.
-Two passes over every operation:
+Two passes over every operation (each a test of its own, for the API and for the pages):
 
 1. as generated: ids are random, so this mostly exercises validation and 404 paths;
 2. with the path ids replaced by a real profile, session and rule, so bodies and queries
@@ -270,24 +270,33 @@ def operations_of(spec: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
     return [(op, spec) for op in operations]
 
 
-def test_no_operation_answers_5xx(live: ServerProcess, project_dir: Path, tmp_path: Path) -> None:
-    spec = httpx.get(f"{live.url}/openapi.json", headers=AUTH, timeout=10).json()
-    operations = operations_of(spec)
-    assert len(operations) >= 20, [op.label for op, _ in operations]
-    assert any((op.method.upper(), op.path) in SSE for op, _ in operations)
-    page_operations = operations_of(page_spec())
-    assert len(page_operations) >= 15, [op.label for op, _ in page_operations]
-    everything = operations + page_operations
+# Four parts, each with a server of its own, so a run spread over worker processes
+# finishes them side by side: the API and the pages, each with random and with real ids.
+@pytest.mark.parametrize("ids_kind", ["random-ids", "real-ids"])
+@pytest.mark.parametrize("part", ["api", "pages"])
+def test_no_operation_answers_5xx(
+    live: ServerProcess, project_dir: Path, tmp_path: Path, part: str, ids_kind: str
+) -> None:
+    if part == "api":
+        spec = httpx.get(f"{live.url}/openapi.json", headers=AUTH, timeout=10).json()
+        operations = operations_of(spec)
+        assert len(operations) >= 20, [op.label for op, _ in operations]
+        assert any((op.method.upper(), op.path) in SSE for op, _ in operations)
+    else:
+        operations = operations_of(page_spec())
+        assert len(operations) >= 15, [op.label for op, _ in operations]
     failures: list[str] = []
 
-    for op, source in everything:
-        run_operation(op, live.url, None, failures, source)
-    ids = real_ids(live.url, project_dir, tmp_path)
-    # Deletes last, so the other operations reach a session and profile that exist.
-    for op, source in sorted(everything, key=lambda item: item[0].method.upper() == "DELETE"):
-        if op.method.upper() == "POST" and op.path.endswith(STARTS_PROCESSES):
-            continue
-        run_operation(op, live.url, ids, failures, source)
+    if ids_kind == "random-ids":
+        for op, source in operations:
+            run_operation(op, live.url, None, failures, source)
+    else:
+        ids = real_ids(live.url, project_dir, tmp_path)
+        # Deletes last, so the other operations reach a session and profile that exist.
+        for op, source in sorted(operations, key=lambda item: item[0].method.upper() == "DELETE"):
+            if op.method.upper() == "POST" and op.path.endswith(STARTS_PROCESSES):
+                continue
+            run_operation(op, live.url, ids, failures, source)
 
     assert not failures, "\n".join(dict.fromkeys(failures))
     assert not server_errors(live.log()), server_errors(live.log())[:3]
