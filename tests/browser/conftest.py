@@ -37,6 +37,34 @@ document.addEventListener("securitypolicyviolation", function (e) {
 });
 """
 
+# The page has stopped changing by itself: loaded, fonts in, no htmx request in flight or
+# swap settling (htmx marks the element with these classes meanwhile), no form of the
+# page's own scripts waiting on a fetch (they mark it aria-busy), no transition or
+# animation under way but the endless ones (a spinner), and nothing scrolled between two
+# frames (a smooth scroll is no animation the page lists). A test measuring sizes, places
+# or scroll positions waits for this after waiting for what the final state shows, so it
+# never measures a page half-way through a swap. (The sidebar's badge poll runs every 3 s
+# and takes a moment, so this comes true between polls.)
+SETTLED = """async () => {
+  const busy = () => document.readyState !== "complete" || document.fonts.status !== "loaded"
+    || document.querySelector(
+      ".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added, [aria-busy=true]")
+    || document.getAnimations().some(a => a.playState === "running"
+      && a.effect.getComputedTiming().iterations !== Infinity);
+  const scrolled = () => [scrollX, scrollY, ...[...document.querySelectorAll("*")]
+    .filter(el => el.scrollTop || el.scrollLeft).map(el => el.scrollTop + "," + el.scrollLeft)]
+    .join(" ");
+  if (busy()) return false;
+  const before = scrolled();
+  for (let i = 0; i < 2; i++) await new Promise(done => requestAnimationFrame(done));
+  return !busy() && scrolled() === before;
+}"""
+
+
+async def settled(page: Page) -> None:
+    """Wait until the page is no longer swapping anything in (see ``SETTLED``)."""
+    await page.wait_for_function(SETTLED, polling=50)
+
 
 @dataclass
 class PageLog:

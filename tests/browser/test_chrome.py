@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Locator, Page, expect
 
 from tests.api.test_chat import make_session
-from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS, Browsing, PageLog
+from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS, Browsing, PageLog, settled
 from tests.browser.test_approvals import bash
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.faults._support import ServerProcess
@@ -88,6 +88,8 @@ async def header_holds_everything(page: Page, rows_px: int) -> None:
     shown inside it, none past its edge or pushing the page sideways."""
     head = page.locator("#session-head")
     await expect(page.locator("h1.session-title")).to_have_text("Tidy the reports module")
+    await expect(page.locator("#session-tokens")).to_be_visible()
+    await settled(page)
     assert await height(head) <= rows_px
     head_box = await head.bounding_box()
     log_box = await page.locator("#transcript").bounding_box()
@@ -145,6 +147,7 @@ async def test_desktop_header_keeps_the_title_whole_and_every_control_in_reach(
         await expect(button).to_have_attribute("aria-expanded", "true")
         await expect(menu.get_by_text("Rename", exact=True)).to_be_visible()
         # The menu drops over the conversation: the header keeps its height.
+        await settled(page)
         assert await height(head) <= DESKTOP_HEAD_PX
         for _ in range(10):
             await page.keyboard.press("Tab")
@@ -168,6 +171,7 @@ async def test_desktop_header_keeps_the_title_whole_and_every_control_in_reach(
         # The bypass confirmation opens under the mode picker, not as a second line.
         await page.locator("#mode-select").select_option("bypassPermissions")
         await expect(page.locator("#mode-confirm")).to_be_visible()
+        await settled(page)
         assert await height(head) <= DESKTOP_HEAD_PX
         await page.locator("#mode-select").select_option("default")
         await expect(page.locator("#mode-confirm")).to_be_hidden()
@@ -175,7 +179,10 @@ async def test_desktop_header_keeps_the_title_whole_and_every_control_in_reach(
         # The pickers work in place.
         await page.locator("#mode-select").select_option("plan")
         await page.locator("#mode-form").get_by_role("button", name="Switch").click()
+        # The switch is done when the form says so (the picker shows "plan" at once).
+        await expect(page.locator("#mode-form")).to_have_attribute("data-mode", "plan")
         await expect(page.locator("#mode-select")).to_have_value("plan")
+        await settled(page)
         assert await height(head) <= DESKTOP_HEAD_PX
         assert log.page_errors == []
     finally:
@@ -192,6 +199,8 @@ async def test_phone_header_folds_to_title_and_status(
         head = page.locator("#session-head")
         toggle = page.get_by_role("button", name="Details")
         await expect(toggle).to_have_attribute("aria-expanded", "false")
+        await expect(page.locator("h1.session-title")).to_have_text("Tidy the reports module")
+        await settled(page)
         assert await height(head) <= PHONE_HEAD_PX
         await expect(page.locator("h1.session-title")).to_be_visible()
         await expect(page.locator("#session-status .status")).to_be_visible()
@@ -200,6 +209,8 @@ async def test_phone_header_folds_to_title_and_status(
         await toggle.click()
         await expect(toggle).to_have_attribute("aria-expanded", "true")
         switch = page.locator("#mode-form").get_by_role("button", name="Switch")
+        await expect(page.locator("#mode-select")).to_be_visible()
+        await settled(page)
         for control in (
             page.locator("#mode-select"),
             switch,
@@ -218,6 +229,7 @@ async def test_phone_header_folds_to_title_and_status(
             page.locator("#session-menu").get_by_text("Rename", exact=True)
         ).to_be_visible()
         # The open menu is on the screen, not hanging off its left edge.
+        await settled(page)
         panel = await page.locator("#session-menu").bounding_box()
         assert panel is not None and panel["x"] >= 0
         assert panel["x"] + panel["width"] <= PHONE["width"]

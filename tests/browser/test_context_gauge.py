@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Locator, expect
 
 from tests.api.test_context_gauge import CALL_USAGE, USED
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.browser.test_screenshots import SIZE, shots  # noqa: F401
 from tests.conftest import write_scenario
 from tests.helpers import count, send, wait_for_events
@@ -131,9 +131,11 @@ async def test_a_phone_wide_list_keeps_the_gauge_inside_the_screen(
     await browsing.sign_in("/sessions")
     gauge = page.locator(f'[data-gauge-of="{ids["filling"]}"] .ctx-gauge__badge')
     await expect(gauge).to_be_visible()
+    await settled(page)
     box = await gauge.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, box
     await gauge.focus()
+    await settled(page)
     tip = await gauge.locator(".ctx-gauge__numbers").bounding_box()
     assert tip is not None and tip["x"] >= 0 and tip["x"] + tip["width"] <= 360, tip
     assert await page.evaluate("document.documentElement.scrollWidth") <= 360

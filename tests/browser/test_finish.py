@@ -84,6 +84,8 @@ async def test_a_merge_refused_for_the_users_ignored_files_says_what_to_do(
         error = page.get_by_role("alert").filter(has_text="git does not track there")
         await expect(error).to_be_visible()
         await expect(error).to_contain_text("would write over 1 file git does not track there")
+        # The page comes back at the refusal, which has the focus: Tab goes on from there.
+        await expect(page.locator("#finish-error")).to_be_focused()
         await expect(page.get_by_role("list", name="Files in the way")).to_have_text(".env")
         await expect(page.locator("#finish-untracked")).to_contain_text(
             "Move them out of that checkout"

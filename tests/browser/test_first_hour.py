@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from tests.browser.conftest import settled
 from tests.browser.test_approvals import bash, pending_card, type_and_send
 from tests.browser.test_chrome import (
     DESKTOP_HEAD_PX,
@@ -40,6 +41,7 @@ async def assert_newest_in_view(page: Page) -> None:
     """The last shown event sits inside the transcript's visible area, clear of the
     composer and any fixed bar; it is measured again until the scroll settles."""
     where: dict[str, Any] = {}
+    await settled(page)
     for _ in range(LIVE // 100):
         where = await page.locator(LAST_EVENT).last.evaluate(PLACE_JS)
         try:
@@ -121,13 +123,15 @@ async def test_the_first_hour(
         await expect(to_answer).to_have_text("1 to answer")
         await page.locator("#transcript").evaluate("log => { log.scrollTop = 0; }")
         await to_answer.click()
-        assert_fully_in_view(await card.evaluate(PLACE_JS))
         await expect(card.get_by_role("button", name=re.compile("^Allow once"))).to_be_focused()
+        await settled(page)
+        assert_fully_in_view(await card.evaluate(PLACE_JS))
 
         # Typed while the card waits, the message is held below the turn.
         await type_and_send(page, SECOND)
         waiting = page.locator('.msg.user[data-queue="waiting"]')
         await expect(waiting).to_have_count(1)
+        await settled(page)
         where = await waiting.evaluate(PLACE_JS)
         assert where["covered"] == [] and where["bottom"] <= where["windowBottom"] + 1, where
         await expect(badge).to_have_attribute("data-count", "1")

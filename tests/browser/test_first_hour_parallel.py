@@ -19,7 +19,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Locator, Page, expect
 
 from tests.api.test_board import bash, profile_with, worktree_session
-from tests.browser.conftest import PageLog
+from tests.browser.conftest import PageLog, settled
 from tests.browser.test_chrome import LIVE, open_at
 from tests.browser.test_sidebar import open_menu_on_a_phone, sidebar_link
 from tests.browser.test_split_diff import ROWS
@@ -139,6 +139,7 @@ async def open_split_changes(page: Page, path: str, after: list[str]) -> None:
     await page.wait_for_load_state()
     table = page.locator(f"section[data-path='{path}'] table.split-diff")
     await expect(table.locator("tr.change").first).to_be_visible()
+    await settled(page)
     width = page.viewport_size["width"] if page.viewport_size else 0
     rows: list[dict[str, Any]] = await table.evaluate(ROWS)
     assert [r["texts"][1] for r in rows] == after, rows

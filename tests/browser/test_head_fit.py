@@ -10,7 +10,7 @@ import httpx
 import pytest
 from playwright.async_api import Browser, expect
 
-from tests.browser.conftest import TIMEOUT_MS
+from tests.browser.conftest import TIMEOUT_MS, settled
 from tests.browser.test_ui import chat_page_with_everything
 from tests.conftest import TOKEN, LiveServer
 
@@ -68,6 +68,7 @@ async def test_the_header_pickers_show_their_choice_whole(
             await page.get_by_role("button", name="Details").click()
         for picker in ("mode-select", "model-select"):
             await expect(page.locator(f"#{picker}")).to_be_visible()
+            await settled(page)
             shown = await page.evaluate(MEASURE, picker)
             assert len(shown) > 1, picker
             for option in shown:

@@ -13,7 +13,7 @@ from sqlalchemy import insert
 
 from app.db.models import Event
 from app.web.chat.pages import EARLIER_EVENTS
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser
@@ -109,6 +109,8 @@ async def test_loading_earlier_events_keeps_the_reader_in_place(
     events = page.locator("#transcript .event")
     await expect(events).to_have_count(300)
     first = page.locator(f"#e-{LATER + 2 - 299}")
+    # Scrolled to the top once the page has finished opening at its last event.
+    await settled(page)
     await page.locator("#transcript").evaluate("log => { log.scrollTop = 0; }")
     await expect(events).to_have_count(300 + EARLIER_EVENTS)
     # The reader still sees what was at the top, so the next page waits for more scrolling

@@ -22,7 +22,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.api.test_chat import make_session
 from tests.api.test_scheduled_continue import stopped_turn
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.browser.test_approvals import type_and_send
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events
@@ -166,6 +166,7 @@ async def test_the_page_follows_the_continue_as_it_goes(
 
 async def fits_above_the_composer(page: Page) -> None:
     """The panel whole, inside the screen's width, and not under the composer."""
+    await settled(page)
     panel = await page.locator("#limits").bounding_box()
     composer = await page.locator("#composer").bounding_box()
     assert panel is not None and composer is not None

@@ -17,7 +17,7 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from tests.api.test_chat import make_session as make_fake_session
-from tests.browser.conftest import TIMEOUT_MS, Browsing
+from tests.browser.conftest import TIMEOUT_MS, Browsing, settled
 from tests.browser.demo import finished_session
 from tests.browser.test_screenshots import shots  # noqa: F401
 from tests.conftest import TOKEN, LiveServer, write_scenario
@@ -65,6 +65,7 @@ async def test_at_lists_files_and_the_keyboard_picks_one(
     await expect(box).to_have_attribute("aria-controls", "mentions-list")
     await expect(box).to_have_attribute("aria-activedescendant", "mention-opt-1")
     # Nothing of it is out of view or under the fixed bars, at any width.
+    await settled(page)
     shown = await menu.bounding_box()
     assert shown is not None
     assert shown["x"] >= 0 and shown["x"] + shown["width"] <= width

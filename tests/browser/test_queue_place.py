@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Locator, Page, expect
 
 from tests.api.test_chat import make_session
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.browser.test_approvals import bash, pending_card, type_and_send
 from tests.browser.test_scroll import PLACE_JS, VIEWPORTS
 from tests.conftest import write_scenario
@@ -75,6 +75,7 @@ async def test_a_message_typed_while_a_card_waits_goes_after_the_turn(
     await expect(waiting).to_have_class(re.compile(r"\bqueued\b"))
     # Below the running turn, in view and clear of the composer.
     assert await comes_after(waiting, "#transcript .event")
+    await settled(page)
     where = await waiting.evaluate(PLACE_JS)
     assert where["covered"] == [] and where["bottom"] <= where["windowBottom"] + 1, where
 

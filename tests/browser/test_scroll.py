@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.api.test_chat import make_session
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.browser.test_approvals import type_and_send
 from tests.conftest import LiveServer, write_scenario
 
@@ -53,6 +53,7 @@ PLACE_JS = """
 
 
 async def place(page: Page, selector: str) -> dict[str, Any]:
+    await settled(page)
     found: dict[str, Any] = await page.locator(selector).last.evaluate(PLACE_JS)
     return found
 
@@ -140,6 +141,7 @@ async def test_sending_brings_the_view_to_the_message_and_its_reply(
     reply = page.locator("#transcript .msg.assistant", has_text="a short reply")
     await expect(reply).to_have_count(1)
     await expect(page.locator("#transcript .turn-end")).to_have_count(ROUNDS + 1)
+    await settled(page)
     assert_fully_in_view(await mine.evaluate(PLACE_JS))
     assert_fully_in_view(await reply.evaluate(PLACE_JS))
     await expect(page.locator("#jump")).to_be_hidden()
@@ -154,6 +156,7 @@ async def test_a_permalink_opens_with_the_top_of_its_event_in_view(
     target = page.locator("#e-7")
     await expect(target).to_contain_text("question 1")
     await expect(page.locator(".can-rewind .rewind-act").first).to_be_attached()
+    await settled(page)
     assert_fully_in_view(await target.evaluate(PLACE_JS))
     await page.wait_for_timeout(2000)
     assert_fully_in_view(await target.evaluate(PLACE_JS))

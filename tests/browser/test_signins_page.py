@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, Response, expect
 
-from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS
+from tests.browser.conftest import CSP_PROBE, TIMEOUT_MS, settled
 from tests.browser.test_ui import axe_problems
 from tests.conftest import TOKEN, LiveServer
 
@@ -100,6 +100,7 @@ async def test_the_list_fits_a_phone(browser: Browser, server: LiveServer) -> No
         await expect(page.locator("#signins li")).to_have_count(2)
         # Open the User-Agents too: long words must not widen the page.
         await page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        await settled(page)
         assert await page.evaluate("document.documentElement.scrollWidth") <= 390
         buttons = page.locator("#signins button, #sign-out-others")
         assert await buttons.count() == 3
@@ -140,6 +141,7 @@ async def test_a_signed_out_browser_gets_a_styled_page_saying_how_to_sign_in(
             "getComputedStyle(document.querySelector('.page-body')).padding"
         )
         assert padding not in ("", "0px")
+        await settled(phone)
         assert await phone.evaluate("document.documentElement.scrollWidth") <= 390
         assert await phone.evaluate("window.__cspViolations") == []
         assert await axe_problems(phone) == []

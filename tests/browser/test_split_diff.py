@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.conftest import LiveServer
 from tests.web.history.test_pages_history import new_profile, new_session
 
@@ -68,6 +68,7 @@ async def test_split_rows_line_up_at_every_width(browsing: Browsing, project_dir
     await expect(table.locator("tr.change")).to_have_count(1)
     for width, height in SCREENS:
         await page.set_viewport_size({"width": width, "height": height})
+        await settled(page)
         rows: list[dict[str, Any]] = await table.evaluate(ROWS)
         assert [r["texts"][1] for r in rows] == AFTER, rows
         assert sum(r["kind"] == "ctx" for r in rows) == len(AFTER) - 1

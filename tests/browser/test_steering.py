@@ -14,7 +14,7 @@ from playwright.async_api import Page, expect
 
 from tests.api.test_chat import make_session
 from tests.api.test_steering import slow_acp_session
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.browser.test_approvals import type_and_send
 from tests.browser.test_queue import prompts_sent
 from tests.conftest import write_scenario
@@ -58,6 +58,7 @@ async def test_send_now_goes_into_the_running_turn_and_the_transcript_marks_wher
     await expect(page.get_by_role("radio", name="Queue")).to_be_checked()
     now = page.get_by_role("radio", name="Send now")
     await expect(now).not_to_be_checked()
+    await settled(page)
     box = await choice.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360
 

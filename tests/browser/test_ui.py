@@ -18,7 +18,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.api.test_chat import fake_log
 from tests.api.test_chat import make_session as make_fake_session
-from tests.browser.conftest import TIMEOUT_MS, Browsing, axe_page
+from tests.browser.conftest import TIMEOUT_MS, Browsing, axe_page, settled
 from tests.browser.demo import LONG_OUTPUT_LINES, finished_session, later_items
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events
@@ -226,11 +226,14 @@ async def test_composer_slash_commands_grow_and_ctrl_period_stops_the_turn(
     await expect(popup).to_be_hidden()
 
     # The box grows with its text; Shift+Enter is a new line, not a send.
+    await settled(page)
     before = (await box.bounding_box() or {"height": 0})["height"]
     await box.fill("")
     for i in range(5):
         await page.keyboard.type(f"line {i}")
         await page.keyboard.press("Shift+Enter")
+    await expect(box).to_have_value(re.compile(r"line 4\n$"))
+    await settled(page)
     assert (await box.bounding_box() or {"height": 0})["height"] > before
     await expect(box).to_have_value(re.compile(r"^line 0\nline 1\n"))
 
@@ -329,6 +332,7 @@ async def test_narrow_screens_have_no_sideways_scroll_and_fold_the_menus(
         # Open everything that can be opened: still nothing wider than the screen.
         await page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         width = NO_SIDEWAYS_SCROLL
+        await settled(page)
         assert await page.evaluate(width)
 
         menu = page.locator("#nav-menu")
@@ -339,6 +343,7 @@ async def test_narrow_screens_have_no_sideways_scroll_and_fold_the_menus(
         await expect(menu).to_be_visible()
         await expect(toggle).to_have_attribute("aria-expanded", "true")
         await expect(page.locator("#nav-search-q")).to_be_visible()
+        await settled(page)
         assert await page.evaluate(width)
         await page.locator("#nav-search-q").focus()
         await page.keyboard.press("Escape")
@@ -349,11 +354,13 @@ async def test_narrow_screens_have_no_sideways_scroll_and_fold_the_menus(
         await expect(more).to_be_hidden()
         await page.get_by_role("button", name="Details").click()
         await expect(page.locator("#mode-select")).to_be_visible()
+        await settled(page)
         assert await page.evaluate(width)
 
         for path in ("/sessions", "/permissions", "/profiles"):
             await page.goto(server.url + path)
             await expect(page.locator("main h1")).to_be_visible()
+            await settled(page)
             assert await page.evaluate(width), path
     finally:
         await context.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.web.usage.test_pages_usage import seed
 
 pytestmark = pytest.mark.browser
@@ -28,6 +28,7 @@ async def test_the_charts_draw_with_data_in_light_and_dark(
     cost = page.locator("#cost-chart")
     await expect(cost).to_be_visible()
     await expect(page.locator("#cost-chart rect.bar")).to_have_count(2)
+    await settled(page)
     for bar in await page.locator("#cost-chart rect.bar, #tokens-chart rect.bar").all():
         box = await bar.bounding_box()
         assert box is not None and box["width"] > 0 and box["height"] > 0

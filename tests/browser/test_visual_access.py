@@ -12,7 +12,7 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from tests.api.test_review_comments import edited_session, make_repo
-from tests.browser.conftest import TIMEOUT_MS, Browsing
+from tests.browser.conftest import TIMEOUT_MS, Browsing, settled
 from tests.browser.demo import finished_session
 from tests.browser.test_images_rewind import rewind_session
 from tests.browser.test_ui import NO_SIDEWAYS_SCROLL, append
@@ -85,6 +85,7 @@ async def test_rewind_button_is_legible_and_big_enough(
     action = page.locator(".rewind-act").first
     await expect(action).to_be_visible()
     await page.mouse.move(0, 0)  # away from the message, so no hover brightens it
+    await settled(page)
     rewind = await action.evaluate(CONTRAST, None)
     assert rewind["text"] >= 4.5, rewind
     assert rewind["width"] >= 24 and rewind["height"] >= 24, rewind
@@ -105,6 +106,7 @@ async def test_comment_buttons_are_legible_and_big_enough(
         plus = page.get_by_role("button", name="Comment on f.txt line 2", exact=True)
         await expect(plus).to_be_visible()
         await page.mouse.move(0, 0)
+        await settled(page)
         found = await plus.evaluate(CONTRAST, "::before")
         assert found["text"] >= 3 and found["border"] >= 3, (view, found)
         assert found["width"] >= 24 and found["height"] >= 24, (view, found)

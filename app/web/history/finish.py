@@ -166,7 +166,12 @@ def _back(session_id: str, view: str = "", **outcome: Any) -> RedirectResponse:
         outcome["view"] = view
     query = urlencode({k: v for k, v in outcome.items() if v not in (None, "")}, doseq=True)
     where = f"/sessions/{session_id}/changes" + (f"?{query}" if query else "")
-    return RedirectResponse(where + "#finish", status_code=303)
+    # At the outcome itself: the browser scrolls there and, as it can take the focus,
+    # focuses it, so the keyboard goes on from the panel and a screen reader says it.
+    # (At a fragment the browser skips autofocus, and it clears the focus when the
+    # target cannot take it.)
+    target = "finish-error" if "finish_error" in outcome else "finish-done"
+    return RedirectResponse(f"{where}#{target}", status_code=303)
 
 
 def _refused_back(session_id: str, exc: AppError, view: str = "") -> RedirectResponse:
