@@ -18,6 +18,12 @@ from tests.conftest import TOKEN
 from tests.security._support import REPO, free_port
 
 
+def _as_in_a_terminal() -> None:
+    # A run started in the background of a script inherits an ignored SIGINT; the server is
+    # tested as a terminal starts it, where Ctrl-C is SIGINT's default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class ServerProcess:
     """One run of ``angelia serve`` on a data dir; output goes to a log file.
 
@@ -64,7 +70,9 @@ class ServerProcess:
         if self.host:
             argv += ["--host", self.host]
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdout=log, stderr=log)
+            self.proc = subprocess.Popen(
+                argv, cwd=self.cwd, env=env, stdout=log, stderr=log, preexec_fn=_as_in_a_terminal
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -133,9 +133,10 @@ async def test_text_turns_stream_in_one_process(
     assert frames[0]["kind"] == "user_message" and frames[0]["text"] == "say hi"
     k = kinds(frames)
     deltas = of_kind(frames, "text_delta")
-    # OpenCode, and qwen on a busy machine, may send a quick reply in one piece (the slow
-    # one below comes in several).
-    assert len(deltas) >= (1 if agent.backend in ("opencode", "qwen") else 2), k
+    # A quick reply may come in one piece: OpenCode sends it so, and pieces that reach the
+    # app together are merged, which on a loaded machine happens to any agent. That a reply
+    # streams is shown below, where the model sends its pieces 0.1 s apart.
+    assert len(deltas) >= 1, k
     assert "".join(d["text"] for d in deltas) == "hello from fake"
     assert [a["text"] for a in of_kind(frames, "assistant_message")] == ["hello from fake"], k
     last_delta = max(i for i, kind in enumerate(k) if kind == "text_delta")

@@ -100,7 +100,10 @@ async def test_a_turn_stopped_by_the_limit_continues_at_the_reset_after_a_restar
     try:
         async with second.client() as client:
             waiting = (await client.get(f"/api/sessions/{sid}/resume-at")).json()
-            assert waiting["state"] == "pending", waiting
+            # On a loaded machine the reset can pass while the server restarts; the continue
+            # then goes at once (that it never went before the reset is checked below).
+            state = waiting["state"]
+            assert state == "pending" or (state == "sent" and time.time() >= reset), waiting
             events = await wait_for_events(
                 client, sid, count("turn_end", 2), timeout=RESET_IN_S + 60
             )
