@@ -25,7 +25,6 @@ import httpx
 import pytest
 
 from app.main import create_app
-from app.services.access.vapid import KEY_FILE
 from app.settings import Settings
 from app.web.security import csrf_token_for
 from tests.api.test_chat import make_session
@@ -36,6 +35,8 @@ from tests.helpers import count, read_sse, send, wait_for_events
 from tests.security.test_access_matrix import signed_in
 
 SUBJECT = "mailto:owner@example.com"
+# Where the data dir keeps the VAPID private key.
+KEY_FILE = "vapid-private.pem"
 SECRET = "/home/someone/secret-plans.txt"
 TOPIC = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
