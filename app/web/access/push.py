@@ -13,10 +13,11 @@ import asyncio
 from dataclasses import dataclass
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 from pydantic import Field
 
 from app.nul import Input
+from app.resources import static_dir
 from app.services.access.push import PushSubscriptions, check_endpoint, check_keys
 from app.services.access.push_send import PushSender
 from app.services.access.push_settings import PushSettings
@@ -80,6 +81,19 @@ async def subscribe(body: SubscriptionIn, request: Request) -> dict[str, object]
 async def unsubscribe(body: SubscriptionGone, request: Request) -> Response:
     await asyncio.to_thread(_push(request).subscriptions.remove, body.endpoint)
     return Response(status_code=204)
+
+
+@router.get("/sw.js", include_in_schema=False)
+def service_worker() -> FileResponse:
+    # At the root, so its scope is every page of the app.
+    return FileResponse(static_dir() / "sw.js", media_type="text/javascript")
+
+
+@router.get("/manifest.webmanifest", include_in_schema=False)
+def manifest() -> FileResponse:
+    return FileResponse(
+        static_dir() / "manifest.webmanifest", media_type="application/manifest+json"
+    )
 
 
 def install(app: FastAPI, state: AppState) -> PushNotifier:
