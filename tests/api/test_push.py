@@ -105,11 +105,7 @@ class Rig:
 
 @pytest.fixture
 def push_service() -> Iterator[FakePushService]:
-    service = FakePushService().start()
-    try:
-        yield service
-    finally:
-        service.stop()
+    yield from FakePushService.serving()
 
 
 @pytest.fixture

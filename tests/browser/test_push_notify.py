@@ -52,11 +52,7 @@ navigator.serviceWorker.ready
 
 @pytest.fixture
 def push_service() -> Iterator[FakePushService]:
-    service = FakePushService().start()
-    try:
-        yield service
-    finally:
-        service.stop()
+    yield from FakePushService.serving()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -138,6 +139,15 @@ class FakePushService:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @classmethod
+    def serving(cls) -> Iterator[FakePushService]:
+        """One started for a fixture to yield, stopped after the test."""
+        service = cls().start()
+        try:
+            yield service
+        finally:
+            service.stop()
 
     def start(self) -> FakePushService:
         self._thread.start()
