@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import logging
 import time
@@ -90,6 +91,12 @@ class PushSender:
         self._subs = subscriptions
         self._key = key
         self._settings = settings
+
+    def warm(self) -> None:
+        """Import the push library now (blocking: run it in a thread at start) when some
+        browser is subscribed, so the first push does not wait most of a second for it."""
+        if self._subs.all():
+            importlib.import_module("pywebpush")
 
     async def send(self, notice: Notice) -> list[Outcome]:
         """Send ``notice`` to every subscription; gone ones are deleted."""

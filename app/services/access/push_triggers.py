@@ -66,6 +66,12 @@ class PushNotifier:
     def start(self) -> None:
         """Push from now on (events committed before are backlog: never pushed)."""
         self._loop = asyncio.get_running_loop()
+        self.warm()
+
+    def warm(self) -> None:
+        """Have the push library loaded before the first push needs it (in a thread)."""
+        if self._loop is not None:
+            self._loop.run_in_executor(None, self._sender.warm)
 
     async def stop(self) -> None:
         self._loop = None

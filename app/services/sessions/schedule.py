@@ -237,11 +237,12 @@ class ContinueScheduler:
         try:
             await self._manager.send_message(row.session_id, row.message, scheduled=True)
         except AppError as exc:
-            _failed(self._engine, row.id, exc.message)
+            why = exc.message
         except Exception as exc:
             log.exception("Scheduled continue %s for session %s failed", row.id, row.session_id)
-            _failed(self._engine, row.id, f"The app could not send it: {exc}")
+            why = f"The app could not send it: {exc}"
         else:
             return
+        _failed(self._engine, row.id, why)
         if self.on_failed is not None:
             self.on_failed(row.session_id)

@@ -72,6 +72,7 @@ async def subscribe(body: SubscriptionIn, request: Request) -> dict[str, object]
     row = await asyncio.to_thread(
         push.subscriptions.add, body.endpoint, body.keys.p256dh, body.keys.auth, signin_id
     )
+    push.notifier.warm()
     return {"id": row.id, "signed_in": signin_id is not None}
 
 
