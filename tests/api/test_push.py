@@ -193,15 +193,22 @@ async def test_requests_waiting_together_push_once_then_the_turn_end_pushes(on: 
     assert all(p.problems == [] for p in pushes)
 
 
-async def test_a_turn_that_ends_with_its_page_open_pushes_nothing(on: Rig) -> None:
+async def test_a_turn_that_ends_with_its_page_open_pushes_nothing(on: Rig, tmp_path: Path) -> None:
+    assert on.server is not None
     await on.subscribe()
-    watched = await make_session(on.api, on.project_dir, on.fake)
+    flag = tmp_path / "end-the-turn"
+    watched = await on.session([{"until_file": str(flag)}, {"text": "done"}])
     stream = asyncio.create_task(
         read_sse(on.api, f"/api/sessions/{watched}/stream", until=count("turn_end"))
     )
-    await send(on.api, watched, "while I look")
+    events = on.server.app.state.angelia.events
+    for _ in range(400):
+        if events.subscriber_count(watched):
+            break
+        await asyncio.sleep(0.05)
+    flag.touch()  # the turn ends while the stream is open
     await stream
-    unwatched = await on.session()
+    unwatched = await on.session([{"text": "hi"}])
     (push,) = await on.arrived(1)
     assert push.message and push.message["session_id"] == unwatched
 
@@ -367,3 +374,26 @@ async def test_signing_a_browser_out_deletes_its_subscriptions(on: Rig) -> None:
     (signin,) = (await on.api.get("/api/signins")).json()
     assert (await on.api.delete(f"/api/signins/{signin['id']}")).status_code == 204
     assert on.subscriptions() == [f"{on.service.origin}/push/script"]
+
+
+async def test_without_a_subscription_nothing_is_said(
+    rig: Rig, settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    monkeypatch.delenv("ANGELIA_PUSH_SUBJECT")
+
+    def refusals() -> int:
+        return sum("Push not sent" in r.getMessage() for r in caplog.records)
+
+    async with rig.running(settings):
+        sid = await rig.session()
+        await wait_for_events(rig.api, sid, count("turn_end"))
+        # Once a browser subscribes, the next finished turn says why it cannot be pushed.
+        await rig.subscribe()
+        await send(rig.api, sid, "again")
+        await wait_for_events(rig.api, sid, count("turn_end", 2))
+        for _ in range(200):
+            if refusals():
+                break
+            await asyncio.sleep(0.05)
+    assert refusals() == 1 and rig.service.pushes == []

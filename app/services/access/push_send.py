@@ -92,20 +92,25 @@ class PushSender:
         self._key = key
         self._settings = settings
 
+    def subscribed(self) -> bool:
+        """Whether any browser is subscribed (blocking: a database read)."""
+        return bool(self._subs.all())
+
     def warm(self) -> None:
         """Import the push library now (blocking: run it in a thread at start) when some
         browser is subscribed, so the first push does not wait most of a second for it."""
-        if self._subs.all():
+        if self.subscribed():
             importlib.import_module("pywebpush")
 
     async def send(self, notice: Notice) -> list[Outcome]:
         """Send ``notice`` to every subscription; gone ones are deleted."""
+        subs = await asyncio.to_thread(self._subs.all)
+        if not subs:
+            return []
+        # Said only when some browser waits for it: most installs never subscribe one.
         subject = subject_for(self._settings.subject, self._settings.remote_origin)
         if not subject.value:
             log.warning("Push not sent: %s.", subject.refusal)
-            return []
-        subs = await asyncio.to_thread(self._subs.all)
-        if not subs:
             return []
         data = notice.payload()
         sends = (asyncio.to_thread(self._deliver, s, data, notice, subject.value) for s in subs)

@@ -120,6 +120,8 @@ class PushNotifier:
         task.add_done_callback(self._tasks.discard)
 
     async def _waiting(self, session_id: str) -> None:
+        if not await asyncio.to_thread(self._sender.subscribed):
+            return
         row = await asyncio.to_thread(self._oldest_pending, session_id)
         if row is None:  # answered already, or an imported event
             self._notified.discard(session_id)
@@ -132,6 +134,8 @@ class PushNotifier:
 
     async def _push(self, kind: str, session_id: str, detail: str) -> None:
         try:
+            if not await asyncio.to_thread(self._sender.subscribed):
+                return  # nobody to tell: no reads, no log line
             profile = await asyncio.to_thread(self._profile_name, session_id)
             if profile is None:
                 return
