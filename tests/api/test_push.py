@@ -32,6 +32,7 @@ from tests.api.test_scheduled_continue import limited_session
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.fakes.push_service import FakePushService, Push
 from tests.helpers import count, read_sse, send, wait_for_events
+from tests.real.test_real_claude_questions import QUESTIONS
 from tests.security.test_access_matrix import signed_in
 
 SUBJECT = "mailto:owner@example.com"
@@ -397,3 +398,16 @@ async def test_without_a_subscription_nothing_is_said(
                 break
             await asyncio.sleep(0.05)
     assert refusals() == 1 and rig.service.pushes == []
+
+
+async def test_a_question_pushes_without_its_text(on: Rig) -> None:
+    await on.subscribe()
+    ask = {"tool": "AskUserQuestion", "input": {"questions": QUESTIONS}, "permission": True}
+    sid = await on.session([ask, {"text": "thanks"}])
+    (push,) = await on.arrived(1)
+    assert push.problems == [] and push.headers["urgency"] == "high"
+    assert push.message is not None and push.message["session_id"] == sid
+    assert push.message["kind"] == "question" and push.message["title"] == "Question waiting"
+    assert push.message["body"] == "fake"
+    asked = QUESTIONS[0]["question"]
+    assert asked and asked not in str(push.message)
