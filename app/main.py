@@ -28,6 +28,7 @@ from app.services.store.eventlog import EventLog
 from app.services.transcripts.follow import Follower
 from app.settings import Settings
 from app.web import docs, pages_signins, sidebar
+from app.web.access import push as access_push
 from app.web.board import api as api_board
 from app.web.board import pages as pages_board
 from app.web.bodylimits import JsonBodyLimits
@@ -108,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         manager.start_background()
+        notifier.start()
         continues.start()
         # The ACP SDK takes ~0.35 s to import; ACP brains load it lazily (so `angelia
         # doctor` stays fast), and importing it here, in a thread, keeps that off the
@@ -117,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await continues.stop()
+            await notifier.stop()
             await stopper.wait()
             engine.dispose()
             lock.release()
@@ -148,6 +151,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     pages_comments.install(app)
     pages_context.install(app)
     pages_schedule.install(app, continues)
+    notifier = access_push.install(app, state)
+    continues.on_failed = notifier.continue_failed
     app.include_router(finish_work.router)
     app.include_router(finish_work.pages)
     app.include_router(pages_worktrees.router)

@@ -214,3 +214,25 @@ class ScheduledContinue(SQLModel, table=True):
     done_at: datetime | None = None
     # Why sending failed, for the user.
     note: str = ""
+
+
+class PushSubscription(SQLModel, table=True):
+    """Where to send a Web Push for one browser (app/services/access/push.py)."""
+
+    __tablename__ = "push_subscription"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    # The push service's URL for this browser: it is the subscription's identity.
+    endpoint: str = Field(unique=True)
+    # The browser's P-256 public key and auth secret (base64url), for RFC 8291 encryption.
+    p256dh: str
+    auth: str
+    # The browser sign-in it came from: signing that browser out deletes it. None for a
+    # bearer-token client, whose subscription lasts until it is deleted or refused.
+    signin_id: str | None = Field(
+        default=None,
+        sa_column=Column(
+            String, ForeignKey("sign_in.id", ondelete="CASCADE"), nullable=True, index=True
+        ),
+    )
+    created_at: datetime = Field(default_factory=utcnow)

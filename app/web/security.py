@@ -35,7 +35,9 @@ from app.web.render import make_templates
 COOKIE_NAME = "angelia_signin"
 # What a redirect path may keep unescaped; everything else (spaces, CR/LF, non-ASCII) is quoted.
 _PATH_SAFE = "/!$&'()*+,;=:@-._~"
-PUBLIC_PATHS = ("/api/health",)
+# The service worker and the manifest hold nothing secret, and a browser fetches the
+# manifest without its cookie.
+PUBLIC_PATHS = ("/api/health", "/sw.js", "/manifest.webmanifest")
 SIGNIN_PATH = "/signin"
 _SIGNED_IN_PAGE = (
     b'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'

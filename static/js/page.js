@@ -360,16 +360,41 @@
     if (!button || !("Notification" in window)) {
       return;
     }
-    // Permission can only be asked for from a user's click, and only once.
-    button.hidden = Notification.permission !== "default";
-    button.addEventListener("click", function () {
-      var asked = Notification.requestPermission(function () {
-        button.hidden = Notification.permission !== "default";
-      });
-      if (asked && asked.then) {
-        asked.then(function () {
-          button.hidden = Notification.permission !== "default";
+    var said = document.getElementById("pending-said");
+    // Shown while permission was never asked, or this browser has no push subscription.
+    function update() {
+      button.hidden = Notification.permission !== "default";
+      if (A.pushNeeded) {
+        A.pushNeeded().then(function (needed) {
+          button.hidden = button.hidden && !needed;
         });
+      }
+    }
+    function subscribed(why) {
+      A.say(said, why || "Notifications are on for this browser.");
+      // A refusal stays readable on the button, which stays for another try.
+      button.title = why || button.title;
+      update();
+    }
+    update();
+    // Permission can only be asked for from a user's click; a push subscription follows
+    // from the same click once it is granted.
+    button.addEventListener("click", function () {
+      var done = false;
+      function granted() {
+        if (done) {
+          return;
+        }
+        done = true;
+        if (Notification.permission === "granted" && A.pushSupported && A.pushSupported()) {
+          A.subscribePush().then(subscribed);
+        } else {
+          update();
+        }
+      }
+      var asked = Notification.requestPermission(granted);
+      if (asked && asked.then) {
+        asked.then(granted);
       }
     });
   }

@@ -15,7 +15,8 @@ from starlette.routing import BaseRoute, Mount, WebSocketRoute
 from tests.api.test_chat import make_session as make_session
 
 REPO = Path(__file__).resolve().parents[2]
-PUBLIC_PATHS = frozenset({"/api/health"})
+# The service worker and the manifest: nothing secret, and the manifest is fetched cookieless.
+PUBLIC_PATHS = frozenset({"/api/health", "/sw.js", "/manifest.webmanifest"})
 PUBLIC_PREFIX = "/static"
 _PARAM = re.compile(r"\{([^}:]+)(?::[^}]*)?\}")
 

@@ -1,7 +1,8 @@
 """Access control on every route the app serves, read from its route table.
 
 A route added later is covered automatically: nothing here lists paths by hand except
-the two public ones (``/api/health`` and ``/static/*``) and a few query strings that
+the public ones (``/api/health``, ``/sw.js``, ``/manifest.webmanifest``, ``/static/*``)
+and a few query strings that
 pages need to render.
 """
 

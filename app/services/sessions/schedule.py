@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, update
@@ -184,6 +185,8 @@ class ContinueScheduler:
         self._manager = manager
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # Told the session id of each continue that could not be sent (a push, say).
+        self.on_failed: Callable[[str], None] | None = None
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="continues")
@@ -234,7 +237,12 @@ class ContinueScheduler:
         try:
             await self._manager.send_message(row.session_id, row.message, scheduled=True)
         except AppError as exc:
-            _failed(self._engine, row.id, exc.message)
+            why = exc.message
         except Exception as exc:
             log.exception("Scheduled continue %s for session %s failed", row.id, row.session_id)
-            _failed(self._engine, row.id, f"The app could not send it: {exc}")
+            why = f"The app could not send it: {exc}"
+        else:
+            return
+        _failed(self._engine, row.id, why)
+        if self.on_failed is not None:
+            self.on_failed(row.session_id)

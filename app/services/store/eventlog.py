@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ from app.db.models import Event, utcnow
 from app.services.store import sessionwatch
 from app.services.store.eventwriter import EventWriter, is_big
 from app.services.store.records import EventDict, StoredEvent, encode_payload
+
+log = logging.getLogger(__name__)
 
 EVENT_TABLE: Table = Event.__table__  # type: ignore[attr-defined]
 # A subscriber that falls this far behind is dropped; it reconnects and replays.
@@ -81,6 +84,8 @@ class EventLog:
         self._next_seq: dict[str, int] = {}
         self._subs: dict[str, set[Subscription]] = {}
         self._streams_closed = False
+        # Called on the writer thread with each committed batch (see ``listen``).
+        self._listeners: list[Callable[[Sequence[StoredEvent]], None]] = []
         db_path = engine.url.database
         assert db_path, "the event log needs an SQLite file"
         self._writer = EventWriter(Path(db_path), self._committed, busy_timeout_s)
@@ -131,9 +136,19 @@ class EventLog:
         """Store what is still queued and stop the writer thread."""
         await asyncio.to_thread(self._writer.close, CLOSE_TIMEOUT_S)
 
+    def listen(self, listener: Callable[[Sequence[StoredEvent]], None]) -> None:
+        """Call ``listener`` with every batch of events once it is committed, on the
+        writer thread: it must only hand them on (to its own event loop)."""
+        self._listeners.append(listener)
+
     def _committed(self, events: Sequence[StoredEvent]) -> None:
         """On the writer thread, after a commit: queue the events for their subscribers
         on each subscriber's own event loop."""
+        for listener in self._listeners:
+            try:
+                listener(events)
+            except Exception:
+                log.exception("An event-log listener failed")
         by_session: dict[str, list[StoredEvent]] = {}
         for event in events:
             by_session.setdefault(event.session_id, []).append(event)
