@@ -183,7 +183,9 @@ async def test_continue_at_the_reset_is_sent_once_and_shown_until_then(
 async def test_a_continue_due_during_a_turn_waits_in_the_queue_like_a_message(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    busy = [{"sleep": 4}, {"text": "first done"}]
+    # The first turn runs until the continue has come due and been queued.
+    release = project_dir.parent / "release"
+    busy = [{"until_file": str(release)}, {"text": "first done"}]
     write_scenario(fake_claude["scenario"], [busy, [{"text": "carried on"}]])
     pid = await make_profile(client, project_dir, fake_claude)
     sid = (await client.post("/api/sessions", json={"profile_id": pid})).json()["id"]
@@ -192,6 +194,12 @@ async def test_a_continue_due_during_a_turn_waits_in_the_queue_like_a_message(
     at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
     r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": at})
     assert r.status_code == 201, r.text
+    await wait_for_events(
+        client,
+        sid,
+        lambda evs: any(e["kind"] == "user_message" and e.get("text") == "continue" for e in evs),
+    )
+    release.touch()
     events = await wait_for_events(client, sid, count("turn_end", 2), timeout=60)
     (held,) = [e for e in events if e["kind"] == "user_message" and e.get("text") == "continue"]
     assert held["queued"] is True and held["queue_reason"] == "turn"
