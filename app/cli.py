@@ -152,7 +152,7 @@ def serve(args: argparse.Namespace) -> int:
     from app.db.engine import DataDirError
     from app.main import create_app
     from app.server import AngeliaServer
-    from app.services.signin_codes import signin_url
+    from app.services.access.codes import signin_url
     from app.settings import SHARED_LOOPBACK, Settings
 
     overrides: dict[str, object] = {}
@@ -223,7 +223,7 @@ def _print_link(link: str) -> None:
 
 def _open_in_browser(data_dir: Path, link: str) -> None:
     """Open ``link`` through a private page, so no browser's command line holds it."""
-    from app.services.signin_codes import opener_page
+    from app.services.access.codes import opener_page
 
     webbrowser.open(opener_page(data_dir, link).as_uri())
 

@@ -24,9 +24,9 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
 from app.db.engine import open_database
-from app.services.signins import SignIns
+from app.services.access.signins import SignIns
 from app.settings import Settings
-from app.web.security import COOKIE_NAME, SecurityMiddleware
+from app.web.access.guard import COOKIE_NAME, SecurityMiddleware
 from tests.conftest import TOKEN, LiveServer
 from tests.security._support import REPO, Endpoint, app_endpoints, free_port
 
