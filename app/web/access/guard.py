@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hmac
 import html
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode
 
 import anyio
 from jinja2 import Environment
@@ -24,9 +24,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.resources import templates_dir
 from app.services.access.codes import Outcome, SignInCodes
+from app.services.access.devices import DEVICE_COOKIE, DeviceSessions
 from app.services.access.signins import LIFETIME, SignIns
 from app.settings import Settings
-from app.web.access.refusals import send_unauthorized
+from app.web.access.refusals import send_refusal, send_unauthorized
+from app.web.access.remote import RemoteRules, foreign_peer, pair_this_device_body
 from app.web.render import make_templates
 from app.web.security import (
     SAFE_METHODS,
@@ -65,6 +67,7 @@ class SecurityMiddleware:
         signins: SignIns,
         codes: SignInCodes | None = None,
         pages: Environment | None = None,
+        devices: DeviceSessions | None = None,
     ) -> None:
         self.app = app
         self.settings = settings
@@ -72,6 +75,8 @@ class SecurityMiddleware:
         self.signins = signins
         self.codes = codes or SignInCodes()
         self.csrf = csrf_token_for(token)
+        self.remote = RemoteRules.from_settings(settings)
+        self.devices = devices or DeviceSessions()
         # Renders the signed-out page a browser without a sign-in is answered with.
         self.pages = pages or make_templates(templates_dir()).env
 
@@ -87,15 +92,16 @@ class SecurityMiddleware:
         method: str = scope["method"]
         host = headers.get("host", "")
 
-        if not self.settings.host_allowed(host):
-            await plain_response(send, 403, "Forbidden: unknown Host header.")
-            return
-        origin = headers.get("origin")
-        if origin is not None and not _same_origin(origin, host):
-            await plain_response(send, 403, "Forbidden: cross-origin request.")
+        remote = self.remote.is_remote(host)
+        refusal = self._refusal(scope, headers, host, remote)
+        if refusal is not None:
+            await plain_response(send, 403, refusal)
             return
         if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
             await self.app(scope, receive, with_security_headers(send))
+            return
+        if remote:
+            await self._remote(scope, receive, send, headers)
             return
 
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
@@ -112,7 +118,7 @@ class SecurityMiddleware:
             if signin_id is None:
                 await send_unauthorized(send, path, headers, self.pages, SECURITY_HEADERS)
                 return
-            if method not in SAFE_METHODS and not self._csrf_ok(headers, host):
+            if method not in SAFE_METHODS and not self._csrf_ok(headers, host, remote=False):
                 await plain_response(send, 403, "Forbidden: missing same-origin proof (CSRF).")
                 return
             receive, send = self._while_signed_in(signin_id, receive, send)
@@ -128,20 +134,58 @@ class SecurityMiddleware:
         """
         headers = Headers(scope=scope)
         host = headers.get("host", "")
-        origin = headers.get("origin")
-        ok = (
-            self.settings.host_allowed(host)
-            and (origin is None or _same_origin(origin, host))
-            and (
+        remote = self.remote.is_remote(host)
+        if self._refusal(scope, headers, host, remote) is not None:
+            ok = False
+        elif remote:
+            ok = self.devices.check(_cookie(headers, DEVICE_COOKIE)) is not None
+        else:
+            ok = (
                 self._bearer_ok(headers.get("authorization", ""))
                 or await self._signed_in(headers) is not None
             )
-        )
         if not ok:
             await send({"type": "websocket.close", "code": 1008})
             return
         scope.setdefault("state", {})["csrf_token"] = self.csrf
         await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope, headers: Headers, host: str, remote: bool) -> str | None:
+        """Why the request is refused before any credential is looked at (403), or None.
+
+        The Host must be a loopback name of this server or the remote origin (DNS
+        rebinding); a connection from another machine must come through the remote origin;
+        the Tailscale headers must not say Funnel or another user; a foreign Origin is
+        refused whatever the credentials.
+        """
+        if not remote and not self.settings.host_allowed(host):
+            return "Forbidden: unknown Host header."
+        if not remote and foreign_peer(scope):
+            return "Forbidden: from another machine, Angelia answers only its remote origin."
+        refusal = self.remote.header_refusal(headers)
+        if refusal is not None:
+            return refusal
+        origin = headers.get("origin")
+        if origin is not None and not self.remote.same_origin(origin, host, remote):
+            return "Forbidden: cross-origin request."
+        return None
+
+    async def _remote(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        """A request through the remote origin: only a device session lets it in."""
+        device = self.devices.check(_cookie(headers, DEVICE_COOKIE))
+        if device is None:
+            body, ctype = pair_this_device_body(scope["path"], headers, self.pages)
+            await send_refusal(send, body, ctype, SECURITY_HEADERS)
+            return
+        if scope["method"] not in SAFE_METHODS and not self._csrf_ok(
+            headers, headers.get("host", ""), remote=True
+        ):
+            await plain_response(send, 403, "Forbidden: missing same-origin proof (CSRF).")
+            return
+        state = scope.setdefault("state", {})
+        state["csrf_token"] = self.csrf
+        state["signin_id"] = None
+        await self.app(scope, receive, with_security_headers(send))
 
     async def _signed_in(self, headers: Headers) -> str | None:
         """The id of the live sign-in the request's cookie belongs to, if any."""
@@ -192,11 +236,11 @@ class SecurityMiddleware:
         scheme, _, value = auth.partition(" ")
         return scheme.lower() == "bearer" and self._matches(value.strip())
 
-    def _csrf_ok(self, headers: Headers, host: str) -> bool:
+    def _csrf_ok(self, headers: Headers, host: str, *, remote: bool) -> bool:
         if headers.get("origin") is not None:
             return True  # already checked to be same-origin
         referer = headers.get("referer")
-        if referer and _same_origin(referer, host):
+        if referer and self.remote.same_origin(referer, host, remote):
             return True
         sent = headers.get("x-csrf-token", "")
         return hmac.compare_digest(sent.encode(), self.csrf.encode())
@@ -260,11 +304,6 @@ class SecurityMiddleware:
                 "headers": [*extra, *SECURITY_HEADERS],
             }
         )
-
-
-def _same_origin(url: str, host: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
 
 
 def _cookie(headers: Headers, name: str) -> str | None:
