@@ -240,6 +240,8 @@ def _serve_exit(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -
         (f"https://me@{TEST_HOST}", "user name"),
         ("https://", "must name a host"),
         (f"https://{TEST_HOST}:99999", "not a URL"),
+        ("https://localhost:8443", "loopback"),
+        ("https://127.0.0.1", "loopback"),
     ],
 )
 def test_serve_refuses_a_remote_origin_that_is_not_just_https_host_port(

@@ -66,6 +66,9 @@ def parse_origin(text: str) -> RemoteOrigin:
         raise ValueError(f"{raw!r} must name a host (a DNS name such as machine.tailnet.ts.net)")
     if port == 0:
         raise ValueError(f"{raw!r} names port 0")
+    if host == "localhost" or host.endswith(".localhost") or host.startswith("127."):
+        # Requests naming it would be taken for remote ones: loopback is this machine's.
+        raise ValueError(f"{raw!r} must not be a loopback name (it names this machine)")
     return RemoteOrigin(host, port or DEFAULT_PORT)
 
 
