@@ -19,7 +19,7 @@ import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app import __version__
+from app import __version__, cli_remote
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -60,11 +60,15 @@ def _parser() -> argparse.ArgumentParser:
         help="agent processes that may run at once (default 16; env ANGELIA_MAX_AGENTS)",
     )
     serve.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="allow binding a non-loopback address (anyone who can reach it and has the "
-        "token can run commands on this machine)",
+        "--remote-origin",
+        default=None,
+        metavar="https://HOST[:PORT]",
+        help="the HTTPS address other devices reach Angelia through (a proxy such as "
+        "'tailscale serve'; env ANGELIA_REMOTE_ORIGIN; default: what 'angelia remote "
+        "enable' recorded). Requests there need a paired device",
     )
+    # Once enough to bind a non-loopback address; now refused without a remote origin.
+    serve.add_argument("--allow-remote", action="store_true", help=argparse.SUPPRESS)
     opener = sub.add_parser(
         "open", help="sign a browser in to the running server with a new single-use link"
     )
@@ -72,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     opener.add_argument(
         "--no-browser", action="store_true", help="print the link instead of opening a browser"
     )
+    cli_remote.add_parser(sub)
     doctor = sub.add_parser("doctor", help="check what Angelia needs on this machine")
     doctor.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
     doctor.add_argument("--json", action="store_true", help="print the facts as JSON")
@@ -148,11 +153,28 @@ def _free_port_hint(host: str, port: int) -> str:
     return ""
 
 
+def _remote_settings(settings: Settings) -> str | None:
+    """Fill the remote origin (else the recorded one) and owner; say what is wrong, if any."""
+    from app.services.access.remote import parse_origin, read_record
+
+    record = read_record(settings.data_dir)
+    if record is not None:
+        settings.remote_origin = settings.remote_origin or record.origin
+        settings.remote_owner = record.owner
+    if not settings.remote_origin:
+        return None
+    try:
+        settings.remote_origin = parse_origin(settings.remote_origin).origin
+    except ValueError as exc:
+        return f"the remote origin {exc}"
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     from app.db.engine import DataDirError
     from app.main import create_app
     from app.server import AngeliaServer
-    from app.services.signin_codes import signin_url
+    from app.services.access.codes import signin_url
     from app.settings import SHARED_LOOPBACK, Settings
 
     overrides: dict[str, object] = {}
@@ -164,21 +186,28 @@ def serve(args: argparse.Namespace) -> int:
         overrides["data_dir"] = args.data_dir.expanduser().resolve()
     if args.max_agents is not None:
         overrides["max_agents"] = args.max_agents
+    if args.remote_origin is not None:
+        overrides["remote_origin"] = args.remote_origin
     settings = Settings(**overrides)  # type: ignore[arg-type]
+    problem = _remote_settings(settings)
+    if problem is not None:
+        print(f"angelia: {problem}", file=sys.stderr)
+        return 2
     if not _is_loopback(settings.host):
-        if not args.allow_remote:
+        if not settings.remote_origin:
             print(
-                f"Refusing to bind {settings.host}: it is not a loopback address. Angelia runs "
-                "shell commands; pass --allow-remote if you really want that.",
+                f"Refusing to bind {settings.host}: it is not a loopback address and no "
+                "remote origin is set. Angelia runs shell commands: keep it on loopback and "
+                "let other devices in through an HTTPS proxy ('angelia remote enable', or "
+                "--remote-origin https://HOST), where each device must be paired.",
                 file=sys.stderr,
             )
             return 2
         print(
-            f"WARNING: binding {settings.host}. Anyone who can reach this port and has the "
-            "token can run commands on this machine.",
+            f"WARNING: binding {settings.host}. Other machines reach it over plain HTTP; "
+            f"Angelia answers them only as {settings.remote_origin}, for paired devices.",
             file=sys.stderr,
         )
-        settings.allowed_hosts.append(settings.host)
 
     try:
         app = create_app(settings)
@@ -223,7 +252,7 @@ def _print_link(link: str) -> None:
 
 def _open_in_browser(data_dir: Path, link: str) -> None:
     """Open ``link`` through a private page, so no browser's command line holds it."""
-    from app.services.signin_codes import opener_page
+    from app.services.access.codes import opener_page
 
     webbrowser.open(opener_page(data_dir, link).as_uri())
 
@@ -291,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     if args.command == "open":
         return open_signin(args)
+    if args.command == "remote":
+        return cli_remote.run(args)
     if args.command == "doctor":
         from app.services.profiles import doctor
 

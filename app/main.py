@@ -18,17 +18,19 @@ from app.db.datadir import DataDirLock, tighten
 from app.db.engine import open_database
 from app.errors import AppError, ValidationFailed
 from app.resources import static_dir, templates_dir
+from app.services.access.codes import SignInCodes
+from app.services.access.signins import SignIns
 from app.services.profiles.backends import BackendDetector
 from app.services.sessions.lifecycle import Stopper
 from app.services.sessions.manager import SessionManager
 from app.services.sessions.schedule import ContinueScheduler
-from app.services.signin_codes import SignInCodes
-from app.services.signins import SignIns
 from app.services.store.eventlog import EventLog
 from app.services.transcripts.follow import Follower
 from app.settings import Settings
-from app.web import docs, pages_signins, sidebar
+from app.web import docs, sidebar
 from app.web.access import push as access_push
+from app.web.access import signins as pages_signins
+from app.web.access.guard import SecurityMiddleware
 from app.web.board import api as api_board
 from app.web.board import pages as pages_board
 from app.web.bodylimits import JsonBodyLimits
@@ -53,7 +55,6 @@ from app.web.profiles import pages as pages_profiles
 from app.web.render import make_templates
 from app.web.security import (
     SECURITY_HEADERS,
-    SecurityMiddleware,
     csrf_token_for,
     link_key_for,
     load_or_create_token,

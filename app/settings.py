@@ -35,6 +35,11 @@ class Settings(BaseSettings):
     token: str | None = None
     # Extra names (besides loopback) that the Host header may carry.
     allowed_hosts: list[str] = Field(default_factory=list)
+    # https://HOST[:PORT] of the HTTPS proxy other devices come through
+    # (``angelia serve --remote-origin``, or the record ``angelia remote enable`` keeps).
+    remote_origin: str | None = None
+    # The Tailscale login recorded at ``angelia remote enable`` (filled from that record).
+    remote_owner: str | None = None
     idle_timeout_s: float = 30 * 60
     idle_check_interval_s: float = 30.0
     permission_timeout_s: float = 10 * 60

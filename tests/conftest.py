@@ -120,3 +120,23 @@ def fake_claude(tmp_path: Path) -> Iterator[dict[str, Any]]:
         "scenario": scenario,
         "log": log,
     }
+
+
+@pytest.fixture
+def tls_proxy(tmp_path: Path) -> Iterator[Any]:
+    """Start HTTPS proxies standing in for ``tailscale serve`` (tests/fakes/tls_proxy.py):
+    ``tls_proxy(upstream_port, user_login=None)`` returns a started ``TlsProxy``."""
+    from tests.fakes.tls_proxy import TlsProxy
+
+    started: list[TlsProxy] = []
+
+    def start(upstream_port: int, user_login: str | None = None, host: str = "127.0.0.1") -> Any:
+        folder = tmp_path / f"proxy-{len(started)}"
+        folder.mkdir()
+        proxy = TlsProxy(folder, host, upstream_port, user_login=user_login).start()
+        started.append(proxy)
+        return proxy
+
+    yield start
+    for proxy in started:
+        proxy.stop()

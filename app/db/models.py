@@ -158,7 +158,7 @@ class SignIn(SQLModel, table=True):
     label: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     last_used_at: datetime = Field(default_factory=utcnow)
-    # The absolute end; an idle sign-in ends earlier (see app/services/signins.py).
+    # The absolute end; an idle sign-in ends earlier (see app/services/access/signins.py).
     expires_at: datetime
     # Which master token made it: a new token signs every browser out.
     token_mark: str

@@ -20,7 +20,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from app.settings import Settings
-from app.web.security import COOKIE_NAME
+from app.web.access.guard import COOKIE_NAME
 from tests.browser.conftest import TIMEOUT_MS
 from tests.browser.test_ui import axe_problems
 from tests.faults._support import ServerProcess

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.async_api import Browser
 
-from app.web.security import COOKIE_NAME
+from app.web.access.guard import COOKIE_NAME
 from tests.browser.conftest import TIMEOUT_MS, Browsing
 from tests.conftest import TOKEN
 from tests.faults._support import ServerProcess

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.async_api import Browser, expect
 
-from app.web.security import COOKIE_NAME
+from app.web.access.guard import COOKIE_NAME
 from tests.browser.conftest import TIMEOUT_MS
 from tests.conftest import TOKEN
 from tests.security.test_signin_links import opened_link, serve_with_fake_browser

@@ -32,7 +32,8 @@ class ServerProcess:
     leaves the address to ``angelia serve`` (its per-install one): ``url`` is then read
     from the link it prints. ``signin_url`` is the ``/?token=`` URL a script would use;
     ``printed_link`` the single-use one ``angelia serve`` printed. With ``browser`` set,
-    ``serve`` opens a browser (the ``BROWSER`` of ``env`` says which).
+    ``serve`` opens a browser (the ``BROWSER`` of ``env`` says which); ``extra_args`` are
+    more options for ``serve``.
     """
 
     def __init__(
@@ -46,6 +47,7 @@ class ServerProcess:
         env: dict[str, str] | None = None,
         host: str | None = "127.0.0.1",
         browser: bool = False,
+        extra_args: tuple[str, ...] = (),
     ) -> None:
         self.data_dir = data_dir
         self.port = port or free_port()
@@ -57,6 +59,7 @@ class ServerProcess:
         self.cwd = cwd
         self.env = os.environ if env is None else env
         self.browser = browser
+        self.extra_args = extra_args
         self.printed_link = ""
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -69,6 +72,7 @@ class ServerProcess:
             argv.append("--no-browser")
         if self.host:
             argv += ["--host", self.host]
+        argv += self.extra_args
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 argv, cwd=self.cwd, env=env, stdout=log, stderr=log, preexec_fn=_as_in_a_terminal

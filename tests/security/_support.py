@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.routing import BaseRoute, Mount, WebSocketRoute
@@ -112,3 +114,36 @@ def processes_mentioning(marker: str) -> list[int]:
         if needle in seen and pid_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+async def ws_handshake(app: Any, path: str, headers: dict[str, str]) -> str:
+    """Drive one websocket handshake through ``app``; returns the first message type sent."""
+    scope = {
+        "type": "websocket",
+        "asgi": {"version": "3.0"},
+        "scheme": "ws",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8765),
+        "subprotocols": [],
+        "state": {},
+    }
+    incoming = [{"type": "websocket.connect"}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if incoming:
+            return incoming.pop(0)
+        return {"type": "websocket.disconnect", "code": 1000}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await asyncio.wait_for(app(scope, receive, send), timeout=10)
+    assert sent, "the app sent nothing"
+    kind: str = sent[0]["type"]
+    return kind

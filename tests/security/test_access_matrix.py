@@ -8,7 +8,6 @@ pages need to render.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -25,11 +24,11 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
 from app.db.engine import open_database
-from app.services.signins import SignIns
+from app.services.access.signins import SignIns
 from app.settings import Settings
-from app.web.security import COOKIE_NAME, SecurityMiddleware
+from app.web.access.guard import COOKIE_NAME, SecurityMiddleware
 from tests.conftest import TOKEN, LiveServer
-from tests.security._support import REPO, Endpoint, app_endpoints, free_port
+from tests.security._support import REPO, Endpoint, app_endpoints, free_port, ws_handshake
 
 FOREIGN_HOSTS = (
     "evil.example",
@@ -466,39 +465,6 @@ async def test_login_redirect_path_with_control_characters_is_refused(
 # -- websockets: no route is exempt by being a websocket ------------------------------------------
 
 
-async def _ws_handshake(app: Any, path: str, headers: dict[str, str]) -> str:
-    """Drive one websocket handshake through ``app``; returns the first message type sent."""
-    scope = {
-        "type": "websocket",
-        "asgi": {"version": "3.0"},
-        "scheme": "ws",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8765),
-        "subprotocols": [],
-        "state": {},
-    }
-    incoming = [{"type": "websocket.connect"}]
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        if incoming:
-            return incoming.pop(0)
-        return {"type": "websocket.disconnect", "code": 1000}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await asyncio.wait_for(app(scope, receive, send), timeout=10)
-    assert sent, "the app sent nothing"
-    kind: str = sent[0]["type"]
-    return kind
-
-
 def _ws_app(settings: Settings, signins: SignIns) -> SecurityMiddleware:
     async def echo(ws: WebSocket) -> None:
         await ws.accept()
@@ -530,20 +496,20 @@ async def test_websocket_upgrades_are_checked_like_http(settings: Settings) -> N
         {"cookie": f"{COOKIE_NAME}={secret}", "origin": "http://evil.example"},
     ]
     for headers in refused:
-        got = await _ws_handshake(app, "/ws", {**host, **headers})
+        got = await ws_handshake(app, "/ws", {**host, **headers})
         assert got in ("websocket.close", "websocket.http.response.start"), (headers, got)
     for headers in (
         {"authorization": f"Bearer {TOKEN}"},
         {"cookie": f"{COOKIE_NAME}={secret}", "origin": "http://127.0.0.1:8765"},
     ):
-        assert await _ws_handshake(app, "/ws", {**host, **headers}) == "websocket.accept"
+        assert await ws_handshake(app, "/ws", {**host, **headers}) == "websocket.accept"
 
 
 async def test_app_websocket_routes_need_the_token(server: LiveServer) -> None:
     """Whatever websocket routes the app grows, an upgrade without the token is refused."""
     host = {"host": f"127.0.0.1:{server.port}"}
     for ep in [e for e in endpoints(server) if e.kind == "websocket"]:
-        got = await _ws_handshake(server.app, ep.url(), host)
+        got = await ws_handshake(server.app, ep.url(), host)
         assert got in ("websocket.close", "websocket.http.response.start"), (ep, got)
 
 
@@ -563,28 +529,35 @@ def _serve(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10"])
-def test_serve_refuses_a_non_loopback_host(tmp_path: Path, host: str) -> None:
-    proc = _serve(tmp_path, "--host", host, "--port", str(free_port()), "--no-browser")
+@pytest.mark.parametrize("allow", [(), ("--allow-remote",)])
+def test_serve_refuses_a_non_loopback_host(
+    tmp_path: Path, host: str, allow: tuple[str, ...]
+) -> None:
+    """Without a remote origin a non-loopback bind is refused, even with the old
+    --allow-remote: nothing but a paired device may come in from another machine."""
+    proc = _serve(tmp_path, "--host", host, "--port", str(free_port()), "--no-browser", *allow)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 2, (out, err)
-    assert f"Refusing to bind {host}" in err and "--allow-remote" in err
+    assert f"Refusing to bind {host}" in err and "no remote origin is set" in err
+    assert "angelia remote enable" in err
     assert "Traceback" not in err
     assert not (tmp_path / "d").exists(), "nothing is written before the refusal"
 
 
-def test_serve_with_allow_remote_warns_loudly(tmp_path: Path) -> None:
+def test_serve_on_all_interfaces_answers_only_its_remote_origin(tmp_path: Path) -> None:
     port = free_port()
+    origin = "https://angelia-test.tailnet-test.ts.net"
     proc = _serve(
-        tmp_path, "--host", "0.0.0.0", "--port", str(port), "--no-browser", "--allow-remote"
-    )
+        tmp_path, "--host", "0.0.0.0", "--port", str(port), "--no-browser",
+        "--remote-origin", origin,
+    )  # fmt: skip
     try:
         assert proc.stderr is not None and proc.stdout is not None
         warning = proc.stderr.readline()
         first_out = proc.stdout.readline()
         assert warning.startswith("WARNING: binding 0.0.0.0"), warning
-        assert "can run commands on this machine" in warning
+        assert origin in warning and "paired devices" in warning
         assert first_out.startswith("Angelia "), first_out
-        # It really serves, on every interface, and still wants the token.
         deadline = time.monotonic() + 20
         status: Any = None
         while time.monotonic() < deadline:
@@ -594,6 +567,14 @@ def test_serve_with_allow_remote_warns_loudly(tmp_path: Path) -> None:
             except httpx.TransportError:
                 time.sleep(0.1)
         assert status == 401
+        remote = httpx.get(
+            f"http://127.0.0.1:{port}/api/sessions",
+            headers={
+                "host": "angelia-test.tailnet-test.ts.net",
+                "authorization": f"Bearer {TOKEN}",
+            },
+        )
+        assert remote.status_code == 401 and remote.json()["reason"] == "pair_this_device"
     finally:
         proc.kill()
         proc.communicate(timeout=10)

@@ -17,13 +17,13 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from app.web.security import COOKIE_NAME
+from app.web.access.guard import COOKIE_NAME
 from tests.conftest import TOKEN, LiveServer
 from tests.faults._support import ServerProcess, wait_until
 from tests.security._support import REPO
 
 if TYPE_CHECKING:
-    from app.services.signin_codes import SignInCodes
+    from app.services.access.codes import SignInCodes
 
 
 def fake_browser(tmp_path: Path) -> tuple[Path, Path]:

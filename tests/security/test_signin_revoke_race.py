@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from app.web.security import COOKIE_NAME
+from app.web.access.guard import COOKIE_NAME
 from tests.conftest import TOKEN
 from tests.faults._support import ServerProcess
 

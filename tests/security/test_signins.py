@@ -14,9 +14,9 @@ from bs4 import BeautifulSoup
 
 from app.db.models import utcnow
 from app.main import create_app
-from app.services.signins import IDLE, LIFETIME, SignIns
+from app.services.access.signins import IDLE, LIFETIME, SignIns
 from app.settings import Settings
-from app.web.security import COOKIE_NAME
+from app.web.access.guard import COOKIE_NAME
 from tests.api.test_chat import make_profile
 from tests.conftest import TOKEN, LiveServer
 

@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from app.db.engine import open_database
 from app.db.models import SignIn, utcnow
-from app.services.signins import TOUCH_EVERY, SignIns
+from app.services.access.signins import TOUCH_EVERY, SignIns
 from tests.conftest import TOKEN
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.user_agents import describe
+from app.services.access.user_agents import describe
 
 CHROME_LINUX = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "

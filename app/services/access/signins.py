@@ -29,7 +29,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import SignIn, utcnow
 from app.errors import NotFoundError
-from app.services.user_agents import describe
+from app.services.access.user_agents import describe
 
 # Long enough that a daily user signs in again only with a new browser; short enough that a
 # forgotten browser (an old laptop, a test profile) stops being a way in on its own.

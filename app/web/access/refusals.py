@@ -46,6 +46,13 @@ async def send_unauthorized(
     security_headers: list[tuple[bytes, bytes]],
 ) -> None:
     body, ctype = unauthorized_body(path, headers, pages)
+    await send_refusal(send, body, ctype, security_headers)
+
+
+async def send_refusal(
+    send: Send, body: bytes, ctype: bytes, security_headers: list[tuple[bytes, bytes]]
+) -> None:
+    """A 401 with this body (the status the open pages' scripts watch for)."""
     await send(
         {
             "type": "http.response.start",

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app.private import write_private
-from app.services.signins import hash_secret
+from app.services.access.signins import hash_secret
 
 LIFETIME = timedelta(minutes=2)
 # How long a used or expired code is remembered, to say which it was.

@@ -1,9 +1,9 @@
 """Signed-in browsers: the page that lists them and signs them out, its JSON API, and the
 single-use sign-in links ``angelia open`` asks for.
 
-Each browser that opened a sign-in link has a sign-in of its own (app/services/signins.py);
+Each browser that opened a sign-in link has a sign-in of its own (app/services/access/signins.py);
 signing one out refuses its cookie from the next request on, and ends its open event
-streams at their next event (app/web/security.py).
+streams at their next event (app/web/access/guard.py).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.errors import AppError
-from app.services.signin_codes import LIFETIME, SignInCodes, signin_url
-from app.services.signins import SignIns, SignInView
+from app.services.access.codes import LIFETIME, SignInCodes, signin_url
+from app.services.access.signins import SignIns, SignInView
+from app.web.access.guard import COOKIE_NAME
 from app.web.context import base_context
 from app.web.deps import StateDep
-from app.web.security import COOKIE_NAME
 
 router = APIRouter()
 pages = APIRouter(include_in_schema=False)
