@@ -411,3 +411,20 @@ async def test_a_question_pushes_without_its_text(on: Rig) -> None:
     assert push.message["body"] == "fake"
     asked = QUESTIONS[0]["question"]
     assert asked and asked not in str(push.message)
+
+
+async def test_without_a_subject_the_remote_origin_the_server_settled_on_is_used(
+    rig: Rig, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The origin comes from the server's own settings (what `--remote-origin` or the record
+    # of `angelia remote enable` gave), not only from the environment.
+    monkeypatch.delenv("ANGELIA_PUSH_SUBJECT")
+    monkeypatch.delenv("ANGELIA_REMOTE_ORIGIN", raising=False)
+    settings.remote_origin = "https://desk.tailnet-test.ts.net:8443"
+    async with rig.running(settings):
+        await rig.subscribe()
+        sid = await rig.asking("ls")
+        await wait_for_events(rig.api, sid, count("permission_request"))
+        (push,) = await rig.arrived(1)
+    assert push.problems == []
+    assert push.claims["sub"] == "https://desk.tailnet-test.ts.net"
