@@ -340,3 +340,12 @@ def test_one_global_failure_budget_whatever_x_forwarded_for_says(
         # The budget is spent for everyone: even the right secret is refused, the same way.
         r = redeem(phone, secret=secret_of(pairing), name="x")
         assert (r.status_code, r.json()) == (400, {"detail": FAILED})
+
+
+async def test_without_a_remote_origin_there_is_nothing_to_pair_with(
+    client: httpx.AsyncClient,
+) -> None:
+    r = await client.post("/api/pairings")
+    assert r.status_code == 409 and "angelia remote enable" in r.json()["detail"]
+    page = (await client.get("/devices", headers=HTML)).text
+    assert 'id="pair-a-phone" disabled' in page and "angelia remote enable" in page
