@@ -19,7 +19,7 @@ import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app import __version__, cli_remote
+from app import __version__, cli_pair, cli_remote
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -77,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         "--no-browser", action="store_true", help="print the link instead of opening a browser"
     )
     cli_remote.add_parser(sub)
+    cli_pair.add_parser(sub)
     doctor = sub.add_parser("doctor", help="check what Angelia needs on this machine")
     doctor.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
     doctor.add_argument("--json", action="store_true", help="print the facts as JSON")
@@ -322,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         return open_signin(args)
     if args.command == "remote":
         return cli_remote.run(args)
+    if args.command == "pair":
+        return cli_pair.run(args)
     if args.command == "doctor":
         from app.services.profiles import doctor
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +28,7 @@ from app.services.access.pairing import FAILED
 from app.services.access.remote import RemoteRecord, write_record
 from tests.conftest import TOKEN
 from tests.faults._support import ServerProcess
+from tests.security._support import REPO
 from tests.security.test_remote_origin import (
     HTML,
     ORIGIN,
@@ -349,3 +353,43 @@ async def test_without_a_remote_origin_there_is_nothing_to_pair_with(
     assert r.status_code == 409 and "angelia remote enable" in r.json()["detail"]
     page = (await client.get("/devices", headers=HTML)).text
     assert 'id="pair-a-phone" disabled' in page and "angelia remote enable" in page
+
+
+def _angelia_pair(server: ServerProcess) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "app.cli", "pair", "--data-dir", str(server.data_dir)]
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ANGELIA_")}}
+    env["ANGELIA_TOKEN"] = TOKEN
+    return subprocess.Popen(
+        argv, cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+
+
+def _code_printed(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        found = re.search(r"type the code ([0-9A-Z]{4}-[0-9A-Z]{4})\.", line)
+        if found:
+            return found.group(1)
+    raise AssertionError("angelia pair printed no code")
+
+
+@pytest.mark.parametrize(("typed", "allowed"), [("y\n", True), ("", False)])
+def test_angelia_pair_asks_in_the_terminal(
+    served: ServerProcess, tls_proxy: Any, typed: str, allowed: bool
+) -> None:
+    proxy = tls_proxy(served.port)
+    proc = _angelia_pair(served)
+    try:
+        code = _code_printed(proc)
+        with through(proxy) as phone:
+            waiting = redeem(phone, code=code, name=f"terminal {allowed}").json()["waiting"]
+            out, _ = proc.communicate(typed, timeout=60)
+            assert f"Pair 'terminal {allowed}'? [y/N]" in out
+            r = status(phone, waiting)
+        assert r.json() == {"state": "allowed" if allowed else "refused"}
+        assert ("set-cookie" in r.headers) is allowed
+        assert proc.returncode == (0 if allowed else 1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
