@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__, cli_pair, cli_remote
+from app.cli_pair import stored_token
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -273,7 +274,7 @@ def open_signin(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    token = settings.token or _stored_token(settings.token_path)
+    token = settings.token or stored_token(settings.token_path)
     if not token:
         print(f"angelia: no token in {settings.token_path} or ANGELIA_TOKEN.", file=sys.stderr)
         return 1
@@ -286,13 +287,6 @@ def open_signin(args: argparse.Namespace) -> int:
     if not args.no_browser:
         _open_in_browser(settings.data_dir, link)
     return 0
-
-
-def _stored_token(path: Path) -> str:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return ""
 
 
 def _new_link(url: str, token: str) -> str:

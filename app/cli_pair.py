@@ -22,6 +22,14 @@ from typing import Any
 POLL_S = 1.0
 
 
+def stored_token(path: Path) -> str:
+    """The master token kept in the data dir ('' when there is none)."""
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
 def add_parser(sub: Any) -> None:
     pair = sub.add_parser(
         "pair", help="pair a phone: print a QR code and a code, then allow it here"
@@ -67,7 +75,6 @@ def _terminal_qr(url: str) -> str:
 
 
 def run(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
-    from app.cli import _stored_token
     from app.db.datadir import running_server
     from app.settings import Settings
 
@@ -81,7 +88,7 @@ def run(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
             file=sys.stderr,
         )
         return 1
-    token = settings.token or _stored_token(settings.token_path)
+    token = settings.token or stored_token(settings.token_path)
     if not token:
         print(f"angelia: no token in {settings.token_path} or ANGELIA_TOKEN.", file=sys.stderr)
         return 1
