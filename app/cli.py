@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__, cli_pair, cli_remote
-from app.cli_pair import stored_token
+from app.cli_pair import running_server_with_token
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -261,23 +261,10 @@ def _open_in_browser(data_dir: Path, link: str) -> None:
 
 def open_signin(args: argparse.Namespace) -> int:
     """Ask the running server for a new sign-in link and open it (or print it)."""
-    from app.db.datadir import running_server
-    from app.settings import Settings
-
-    overrides = {"data_dir": args.data_dir.expanduser().resolve()} if args.data_dir else {}
-    settings = Settings(**overrides)
-    url = running_server(settings.data_dir)
-    if url is None:
-        print(
-            f"angelia: no Angelia server is running on {settings.data_dir}; start one with "
-            "'angelia serve' (it opens a browser itself).",
-            file=sys.stderr,
-        )
+    found = running_server_with_token(args.data_dir, "(it opens a browser itself)")
+    if found is None:
         return 1
-    token = settings.token or stored_token(settings.token_path)
-    if not token:
-        print(f"angelia: no token in {settings.token_path} or ANGELIA_TOKEN.", file=sys.stderr)
-        return 1
+    data_dir, url, token = found
     try:
         link = _new_link(url, token)
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -285,7 +272,7 @@ def open_signin(args: argparse.Namespace) -> int:
         return 1
     _print_link(link)
     if not args.no_browser:
-        _open_in_browser(settings.data_dir, link)
+        _open_in_browser(data_dir, link)
     return 0
 
 

@@ -30,6 +30,30 @@ def stored_token(path: Path) -> str:
         return ""
 
 
+def running_server_with_token(
+    data_dir: Path | None, hint: str = ""
+) -> tuple[Path, str, str] | None:
+    """The data dir, the URL of the server running on it and the master token; None (said
+    on stderr) when no server runs there or no token is found."""
+    from app.db.datadir import running_server
+    from app.settings import Settings
+
+    settings = Settings(data_dir=data_dir.expanduser().resolve()) if data_dir else Settings()
+    url = running_server(settings.data_dir)
+    if url is None:
+        print(
+            f"angelia: no Angelia server is running on {settings.data_dir}; start one with "
+            f"'angelia serve'{' ' + hint if hint else ''}.",
+            file=sys.stderr,
+        )
+        return None
+    token = settings.token or stored_token(settings.token_path)
+    if not token:
+        print(f"angelia: no token in {settings.token_path} or ANGELIA_TOKEN.", file=sys.stderr)
+        return None
+    return settings.data_dir, url, token
+
+
 def add_parser(sub: Any) -> None:
     pair = sub.add_parser(
         "pair", help="pair a phone: print a QR code and a code, then allow it here"
@@ -75,23 +99,10 @@ def _terminal_qr(url: str) -> str:
 
 
 def run(args: argparse.Namespace, ask: Callable[[str], str] = input) -> int:
-    from app.db.datadir import running_server
-    from app.settings import Settings
-
-    overrides = {"data_dir": args.data_dir.expanduser().resolve()} if args.data_dir else {}
-    settings = Settings(**overrides)
-    url = running_server(settings.data_dir)
-    if url is None:
-        print(
-            f"angelia: no Angelia server is running on {settings.data_dir}; start one with "
-            "'angelia serve'.",
-            file=sys.stderr,
-        )
+    found = running_server_with_token(args.data_dir)
+    if found is None:
         return 1
-    token = settings.token or stored_token(settings.token_path)
-    if not token:
-        print(f"angelia: no token in {settings.token_path} or ANGELIA_TOKEN.", file=sys.stderr)
-        return 1
+    _, url, token = found
     server = Server(url, token)
     try:
         status, made = server.call("POST", "/api/pairings")
