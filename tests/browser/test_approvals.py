@@ -11,7 +11,7 @@ import pytest
 from playwright.async_api import Locator, Page, expect
 
 from tests.api.test_chat import fake_log, make_session
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.conftest import write_scenario
 from tests.helpers import count, send, wait_for_events
 
@@ -32,6 +32,9 @@ def answers(fake: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def type_and_send(page: Page, text: str) -> None:
+    # The composer's Enter handler comes with the page's deferred scripts; on a loaded
+    # machine the box can take keys before they have run, and Enter would add a line.
+    await settled(page)
     box = page.locator("#composer-text")
     await box.click()
     await page.keyboard.type(text)

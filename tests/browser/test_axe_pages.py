@@ -71,6 +71,8 @@ SHOWN: dict[str, tuple[str, ...]] = {
 NOT_PAGES: dict[str, str] = {
     "/docs": "Swagger UI, kept for tools; the app's own reference is /api-reference",
     "/badge": "a fragment the sidebar polls into every page scanned here",
+    "/sw.js": "the service worker's script, not a page",
+    "/manifest.webmanifest": "the web app manifest (JSON), not a page",
     "/sessions/{session_id}/earlier": "a fragment swapped into the scanned conversation",
     "/sessions/{session_id}/comments": "a fragment swapped into the scanned Changes tab",
     "/sessions/{session_id}/limits": "a fragment swapped into the scanned conversation",

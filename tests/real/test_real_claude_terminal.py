@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.conftest import Browsing
+from tests.browser.conftest import Browsing, settled
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
 from tests.helpers import of_kind, wait_for_events
 from tests.real.conftest import claude_profile_body
@@ -133,8 +133,13 @@ async def test_a_terminal_session_is_followed_live_then_continued_here(
     # Continue here, and the app resumes that session.
     await page.get_by_role("button", name="Continue here").click()
     await expect(page.locator("#follow-banner")).to_have_count(0)
+    # The page swaps in its composer as the session becomes this app's: type into the one
+    # that stays, once nothing is swapping any more.
+    await settled(page)
+    await expect(page.locator("#composer-text")).to_be_editable()
     await page.locator("#composer-text").fill("and now from here")
     await page.locator("#composer-text").press("Enter")
+    await expect(page.locator(".msg.user", has_text="and now from here")).to_have_count(1)
     await wait_for_events(
         client, session_id, lambda evs: len(of_kind(evs, "turn_end")) == 2, timeout=WAIT_S
     )

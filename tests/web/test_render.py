@@ -333,6 +333,7 @@ def test_session_page(templates: Jinja2Templates) -> None:
         "/static/vendor/sse.js",
         "/static/js/core.js",
         "/static/js/link.js",
+        "/static/js/push.js",
         "/static/js/page.js",
         "/static/js/sidebar.js",
         "/static/js/cards.js",
