@@ -19,7 +19,8 @@ import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app import __version__, cli_remote
+from app import __version__, cli_pair, cli_remote
+from app.cli_pair import running_server_with_token
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -77,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         "--no-browser", action="store_true", help="print the link instead of opening a browser"
     )
     cli_remote.add_parser(sub)
+    cli_pair.add_parser(sub)
     doctor = sub.add_parser("doctor", help="check what Angelia needs on this machine")
     doctor.add_argument("--data-dir", type=Path, default=None, help="where the database lives")
     doctor.add_argument("--json", action="store_true", help="print the facts as JSON")
@@ -259,23 +261,10 @@ def _open_in_browser(data_dir: Path, link: str) -> None:
 
 def open_signin(args: argparse.Namespace) -> int:
     """Ask the running server for a new sign-in link and open it (or print it)."""
-    from app.db.datadir import running_server
-    from app.settings import Settings
-
-    overrides = {"data_dir": args.data_dir.expanduser().resolve()} if args.data_dir else {}
-    settings = Settings(**overrides)
-    url = running_server(settings.data_dir)
-    if url is None:
-        print(
-            f"angelia: no Angelia server is running on {settings.data_dir}; start one with "
-            "'angelia serve' (it opens a browser itself).",
-            file=sys.stderr,
-        )
+    found = running_server_with_token(args.data_dir, "(it opens a browser itself)")
+    if found is None:
         return 1
-    token = settings.token or _stored_token(settings.token_path)
-    if not token:
-        print(f"angelia: no token in {settings.token_path} or ANGELIA_TOKEN.", file=sys.stderr)
-        return 1
+    data_dir, url, token = found
     try:
         link = _new_link(url, token)
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -283,15 +272,8 @@ def open_signin(args: argparse.Namespace) -> int:
         return 1
     _print_link(link)
     if not args.no_browser:
-        _open_in_browser(settings.data_dir, link)
+        _open_in_browser(data_dir, link)
     return 0
-
-
-def _stored_token(path: Path) -> str:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return ""
 
 
 def _new_link(url: str, token: str) -> str:
@@ -322,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         return open_signin(args)
     if args.command == "remote":
         return cli_remote.run(args)
+    if args.command == "pair":
+        return cli_pair.run(args)
     if args.command == "doctor":
         from app.services.profiles import doctor
 

@@ -19,6 +19,8 @@ from app.db.engine import open_database
 from app.errors import AppError, ValidationFailed
 from app.resources import static_dir, templates_dir
 from app.services.access.codes import SignInCodes
+from app.services.access.devices import DeviceSessions
+from app.services.access.pairing import Pairings
 from app.services.access.signins import SignIns
 from app.services.profiles.backends import BackendDetector
 from app.services.sessions.lifecycle import Stopper
@@ -28,6 +30,7 @@ from app.services.store.eventlog import EventLog
 from app.services.transcripts.follow import Follower
 from app.settings import Settings
 from app.web import docs, sidebar
+from app.web.access import devices as pages_devices
 from app.web.access import push as access_push
 from app.web.access import signins as pages_signins
 from app.web.access.guard import SecurityMiddleware
@@ -138,6 +141,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.data_dir_lock = lock
     app.state.signins = signins = SignIns(engine, token)
     app.state.signin_codes = codes = SignInCodes()
+    app.state.devices = devices = DeviceSessions(engine)
+    app.state.pairings = Pairings()
     app.mount("/static", StaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
     app.include_router(api_steer.router)
@@ -164,6 +169,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages_history.router)
     app.include_router(pages_usage.router)
     app.include_router(pages_signins.router)
+    app.include_router(pages_devices.router)
     app.include_router(sidebar.router)
     app.include_router(pages_board.router)
     app.add_middleware(DurableWrites, events=events)
@@ -175,6 +181,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         signins=signins,
         codes=codes,
         pages=templates.env,
+        devices=devices,
     )
 
     @app.exception_handler(AppError)

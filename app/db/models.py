@@ -216,6 +216,20 @@ class ScheduledContinue(SQLModel, table=True):
     note: str = ""
 
 
+class Device(SQLModel, table=True):
+    """A device paired to come in through the remote origin (app/services/access/devices.py)."""
+
+    __tablename__ = "device"
+
+    id: str = Field(default_factory=new_id, primary_key=True)
+    # SHA-256 of the device cookie's secret, which the server minted at pairing.
+    secret_hash: str = Field(unique=True)
+    # The name the phone gave when it redeemed the pairing: only a label.
+    name: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    last_seen_at: datetime = Field(default_factory=utcnow)
+
+
 class PushSubscription(SQLModel, table=True):
     """Where to send a Web Push for one browser (app/services/access/push.py)."""
 
@@ -233,6 +247,14 @@ class PushSubscription(SQLModel, table=True):
         default=None,
         sa_column=Column(
             String, ForeignKey("sign_in.id", ondelete="CASCADE"), nullable=True, index=True
+        ),
+    )
+    # The paired device it came from (through the remote origin): revoking the device
+    # deletes it.
+    device_id: str | None = Field(
+        default=None,
+        sa_column=Column(
+            String, ForeignKey("device.id", ondelete="CASCADE"), nullable=True, index=True
         ),
     )
     created_at: datetime = Field(default_factory=utcnow)

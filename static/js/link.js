@@ -32,6 +32,9 @@
     lost: "Angelia stopped answering. This page sends nothing until you reconnect.",
     "signed-out":
       "This browser is signed out of Angelia. Run angelia open on this computer to sign in again, then reconnect.",
+    // Through the remote origin (always https; loopback is http) it is a paired device.
+    unpaired:
+      "This device is no longer paired with Angelia. Pair it again from Devices on the computer where Angelia runs, then reconnect.",
   };
 
   function giveUpMs() {
@@ -47,6 +50,7 @@
     // An alert inserted once is announced once; the button beside it is not re-read.
     var text = document.createElement("p");
     text.setAttribute("role", "alert");
+    if (why === "signed-out" && window.location.protocol === "https:") why = "unpaired";
     text.textContent = MESSAGES[why];
     var button = document.createElement("button");
     button.type = "button";

@@ -7,9 +7,10 @@ otherwise anyone who could post a subscription would make this server send reque
 to an address of their choosing (a page on the LAN, a service on loopback).
 
 A subscription posted by a signed-in browser is tied to that sign-in, and deleted by
-the database with it when that browser is signed out; one posted with the master token
-(a script) is tied to nothing and lasts until it is deleted, or the push service
-answers that it is gone.
+the database with it when that browser is signed out; one posted by a paired device
+(through the remote origin) is tied to that device, and deleted when it is unpaired;
+one posted with the master token (a script) is tied to nothing and lasts until it is
+deleted, or the push service answers that it is gone.
 """
 
 from __future__ import annotations
@@ -92,7 +93,14 @@ class PushSubscriptions:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def add(self, endpoint: str, p256dh: str, auth: str, signin_id: str | None) -> PushSubscription:
+    def add(
+        self,
+        endpoint: str,
+        p256dh: str,
+        auth: str,
+        signin_id: str | None,
+        device_id: str | None = None,
+    ) -> PushSubscription:
         """Store a subscription; the same endpoint again replaces its keys and owner."""
         with Session(self._engine) as db:
             row = db.exec(
@@ -101,6 +109,7 @@ class PushSubscriptions:
             if row is None:
                 row = PushSubscription(endpoint=endpoint, p256dh=p256dh, auth=auth)
             row.p256dh, row.auth, row.signin_id = p256dh, auth, signin_id
+            row.device_id = device_id
             db.add(row)
             db.commit()
             db.refresh(row)

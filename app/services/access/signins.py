@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,6 +28,7 @@ from sqlmodel import Session, col, select
 
 from app.db.models import SignIn, utcnow
 from app.errors import NotFoundError
+from app.services.access.live_cache import LiveCache
 from app.services.access.user_agents import describe
 
 # Long enough that a daily user signs in again only with a new browser; short enough that a
@@ -111,14 +111,8 @@ class SignIns:
     def __init__(self, engine: Engine, token: str) -> None:
         self._engine = engine
         self._mark = token_mark(token)
-        self._lock = threading.Lock()
-        # secret hash -> sign-in, for the sign-ins checked since the start.
-        self._cache: dict[str, SignInView] = {}
-        # sign-in id -> when its last_used_at was last written.
-        self._written: dict[str, datetime] = {}
-        # The ids deleted since the start. A check that read its row just before the
-        # delete must not put it back in the cache after it (see _load).
-        self._gone: set[str] = set()
+        # The sign-ins checked since the start, and when each one's use was last written.
+        self._cache: LiveCache[SignInView] = LiveCache()
         self._forget_other_tokens()
 
     def create(self, user_agent: str, now: datetime | None = None) -> tuple[SignInView, str]:
@@ -138,9 +132,7 @@ class SignIns:
             db.commit()
             db.refresh(row)
             view = _view(row)
-        with self._lock:
-            self._cache[row.secret_hash] = view
-            self._written[view.id] = now
+        self._cache.put(row.secret_hash, view, now, fresh=True)
         return view, secret
 
     def check(self, secret: str | None, now: datetime | None = None) -> Checked | None:
@@ -149,8 +141,7 @@ class SignIns:
             return None
         now = now or utcnow()
         digest = hash_secret(secret)
-        with self._lock:
-            view = self._cache.get(digest)
+        view = self._cache.get(digest)
         if view is None:
             view = self._load(digest)
             if view is None:
@@ -159,22 +150,19 @@ class SignIns:
             self._delete([view.id])
             return None
         view.last_used_at = max(view.last_used_at, now)
-        with self._lock:
-            written = self._written.get(view.id, view.created_at)
+        written = self._cache.written_at(view.id, view.created_at)
         return Checked(view.id, touch_due=now - written >= TOUCH_EVERY)
 
     def alive(self, signin_id: str) -> bool:
         """True while the sign-in exists (a cheap look in memory, for open streams)."""
-        with self._lock:
-            return signin_id in self._written
+        return self._cache.alive(signin_id)
 
     def touch(self, signin_id: str) -> None:
         """Write the sign-in's last use (blocking: run it off the event loop)."""
-        with self._lock:
-            view = next((v for v in self._cache.values() if v.id == signin_id), None)
-            if view is None:
-                return
-            self._written[signin_id] = view.last_used_at
+        view = self._cache.find(signin_id)
+        if view is None:
+            return
+        self._cache.mark_written(signin_id, view.last_used_at)
         with Session(self._engine) as db:
             row = db.get(SignIn, signin_id)
             if row is not None:
@@ -187,9 +175,8 @@ class SignIns:
         now = now or utcnow()
         with Session(self._engine) as db:
             rows = [_view(r) for r in db.exec(select(SignIn)).all() if r.token_mark == self._mark]
-        with self._lock:
-            # Memory knows of uses not written yet.
-            fresh = {v.id: v.last_used_at for v in self._cache.values()}
+        # Memory knows of uses not written yet.
+        fresh = {v.id: v.last_used_at for v in self._cache.views()}
         for view in rows:
             view.last_used_at = max(view.last_used_at, fresh.get(view.id, view.last_used_at))
         live = [v for v in rows if not v.ended(now)]
@@ -218,12 +205,7 @@ class SignIns:
         if not ids:
             return 0
         # Memory first: a check that races this sees no sign-in rather than a stale one.
-        with self._lock:
-            self._gone.update(ids)
-            for key in [k for k, v in self._cache.items() if v.id in ids]:
-                del self._cache[key]
-            for signin_id in ids:
-                self._written.pop(signin_id, None)
+        self._cache.forget(ids)
         with Session(self._engine) as db:
             result = cast(
                 CursorResult[Any], db.execute(delete(SignIn).where(col(SignIn.id).in_(ids)))
@@ -237,11 +219,8 @@ class SignIns:
             if row is None or row.token_mark != self._mark:
                 return None
             view = _view(row)
-        with self._lock:
-            # Revoked between the read above and now: caching it would keep a cookie
-            # working that the list (read from the database) no longer shows.
-            if view.id in self._gone:
-                return None
-            self._cache[digest] = view
-            self._written.setdefault(view.id, view.last_used_at)
+        # Revoked between the read above and now: caching it would keep a cookie
+        # working that the list (read from the database) no longer shows.
+        if not self._cache.put(digest, view, view.last_used_at):
+            return None
         return view

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hmac
 import html
+from collections.abc import Callable
+from functools import partial
 from urllib.parse import parse_qsl, quote, urlencode
 
 import anyio
@@ -57,6 +59,15 @@ _CODE_REFUSED = {
     "the links made before it).",
 }
 PUBLIC_PREFIXES = ("/static/",)
+# What a phone without a device session may reach through the remote origin: the pairing
+# page and its two calls (app/web/access/devices.py).
+PAIRING_PATHS = frozenset(
+    {
+        ("GET", "/pair"),
+        ("POST", "/api/pairings/redeem"),
+        ("POST", "/api/pairings/redeem/status"),
+    }
+)
 
 
 class SecurityMiddleware:
@@ -123,10 +134,12 @@ class SecurityMiddleware:
             if method not in SAFE_METHODS and not self._csrf_ok(headers, host, remote=False):
                 await plain_response(send, 403, "Forbidden: missing same-origin proof (CSRF).")
                 return
-            receive, send = self._while_signed_in(signin_id, receive, send)
+            receive, send = _while_alive(partial(self.signins.alive, signin_id), receive, send)
         state = scope.setdefault("state", {})
         state["csrf_token"] = self.csrf
         state["signin_id"] = signin_id
+        state["device_id"] = None
+        state["remote"] = False
         await self.app(scope, receive, with_security_headers(send))
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -140,7 +153,7 @@ class SecurityMiddleware:
         if self._refusal(scope, headers, host, remote) is not None:
             ok = False
         elif remote:
-            ok = self.devices.check(_cookie(headers, DEVICE_COOKIE)) is not None
+            ok = await self._device(headers) is not None
         else:
             ok = (
                 self._bearer_ok(headers.get("authorization", ""))
@@ -173,21 +186,42 @@ class SecurityMiddleware:
         return None
 
     async def _remote(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
-        """A request through the remote origin: only a device session lets it in."""
-        device = self.devices.check(_cookie(headers, DEVICE_COOKIE))
-        if device is None:
+        """A request through the remote origin: only a device session lets it in, but for
+        the pairing page and its two calls, which a phone needs before it has one."""
+        device_id = await self._device(headers)
+        method: str = scope["method"]
+        if device_id is None and (method, scope["path"]) not in PAIRING_PATHS:
             body, ctype = pair_this_device_body(scope["path"], headers, self.pages)
             await send_refusal(send, body, ctype, SECURITY_HEADERS)
             return
-        if scope["method"] not in SAFE_METHODS and not self._csrf_ok(
-            headers, headers.get("host", ""), remote=True
-        ):
-            await plain_response(send, 403, "Forbidden: missing same-origin proof (CSRF).")
-            return
+        if method not in SAFE_METHODS:
+            # Without a session yet (a redeem) there is no CSRF token to send: the page's
+            # own Origin is the proof, and a request without one is not same-origin.
+            ok = (
+                self._csrf_ok(headers, headers.get("host", ""), remote=True)
+                if device_id is not None
+                else headers.get("origin") is not None
+            )
+            if not ok:
+                await plain_response(send, 403, "Forbidden: missing same-origin proof (CSRF).")
+                return
+        if device_id is not None:
+            receive, send = _while_alive(partial(self.devices.alive, device_id), receive, send)
         state = scope.setdefault("state", {})
         state["csrf_token"] = self.csrf
         state["signin_id"] = None
+        state["device_id"] = device_id
+        state["remote"] = True
         await self.app(scope, receive, with_security_headers(send))
+
+    async def _device(self, headers: Headers) -> str | None:
+        """The id of the live device session the request's device cookie belongs to."""
+        checked = self.devices.check(_cookie(headers, DEVICE_COOKIE))
+        if checked is None:
+            return None
+        if checked.touch_due:
+            await anyio.to_thread.run_sync(self.devices.touch, checked.id)
+        return checked.id
 
     async def _signed_in(self, headers: Headers) -> str | None:
         """The id of the live sign-in the request's cookie belongs to, if any."""
@@ -197,37 +231,6 @@ class SecurityMiddleware:
         if checked.touch_due:
             await anyio.to_thread.run_sync(self.signins.touch, checked.id)
         return checked.id
-
-    def _while_signed_in(
-        self, signin_id: str, receive: Receive, send: Send
-    ) -> tuple[Receive, Send]:
-        """End an event stream once its sign-in is revoked.
-
-        The stream's next event is not sent: the response ends there instead, and the
-        stream's own disconnect check (every few seconds when idle) sees the client gone.
-        """
-        streaming = False
-        ended = False
-
-        async def checked_receive() -> Message:
-            if streaming and not self.signins.alive(signin_id):
-                return {"type": "http.disconnect"}
-            return await receive()
-
-        async def checked_send(message: Message) -> None:
-            nonlocal streaming, ended
-            if message["type"] == "http.response.start":
-                ctype = Headers(raw=message.get("headers", [])).get("content-type", "")
-                streaming = ctype.startswith("text/event-stream")
-            elif streaming and message["type"] == "http.response.body":
-                if ended:
-                    return
-                if not self.signins.alive(signin_id):
-                    ended = True
-                    message = {"type": "http.response.body", "body": b"", "more_body": False}
-            await send(message)
-
-        return checked_receive, checked_send
 
     def _matches(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(
@@ -306,6 +309,36 @@ class SecurityMiddleware:
                 "headers": [*extra, *SECURITY_HEADERS],
             }
         )
+
+
+def _while_alive(alive: Callable[[], bool], receive: Receive, send: Send) -> tuple[Receive, Send]:
+    """End an event stream once its sign-in or device session is revoked.
+
+    The stream's next event is not sent: the response ends there instead, and the
+    stream's own disconnect check (every few seconds when idle) sees the client gone.
+    """
+    streaming = False
+    ended = False
+
+    async def checked_receive() -> Message:
+        if streaming and not alive():
+            return {"type": "http.disconnect"}
+        return await receive()
+
+    async def checked_send(message: Message) -> None:
+        nonlocal streaming, ended
+        if message["type"] == "http.response.start":
+            ctype = Headers(raw=message.get("headers", [])).get("content-type", "")
+            streaming = ctype.startswith("text/event-stream")
+        elif streaming and message["type"] == "http.response.body":
+            if ended:
+                return
+            if not alive():
+                ended = True
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+        await send(message)
+
+    return checked_receive, checked_send
 
 
 def _cookie(headers: Headers, name: str) -> str | None:

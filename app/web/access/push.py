@@ -69,8 +69,14 @@ async def subscribe(body: SubscriptionIn, request: Request) -> dict[str, object]
     check_endpoint(body.endpoint, push.settings.endpoint_origins)
     check_keys(body.keys.p256dh, body.keys.auth)
     signin_id: str | None = getattr(request.state, "signin_id", None)
+    device_id: str | None = getattr(request.state, "device_id", None)
     row = await asyncio.to_thread(
-        push.subscriptions.add, body.endpoint, body.keys.p256dh, body.keys.auth, signin_id
+        push.subscriptions.add,
+        body.endpoint,
+        body.keys.p256dh,
+        body.keys.auth,
+        signin_id,
+        device_id,
     )
     push.notifier.warm()
     return {"id": row.id, "signed_in": signin_id is not None}
