@@ -357,6 +357,10 @@
 
   function initNotifyButton() {
     var button = document.getElementById("notify-btn");
+    if (button && A.needsHomeScreen && A.needsHomeScreen()) {
+      A.showHomeScreenHint(button);
+      return;
+    }
     if (!button || !("Notification" in window)) {
       return;
     }

@@ -75,7 +75,32 @@
     });
   }
 
+  // iOS offers push only to a site added to the Home Screen (16.4 and later): Safari's tab
+  // has no Notification at all, so there the button says how to get there instead.
+  function needsHomeScreen() {
+    var ios = /iP(hone|ad|od)/.test(navigator.userAgent) ||
+      (navigator.platform === "MacIntel" && navigator.maxTouchPoints > 1);
+    return ios && navigator.standalone !== true && !("Notification" in window);
+  }
+
+  function showHomeScreenHint(button) {
+    var hint = document.getElementById("home-screen-hint");
+    if (!hint) {
+      return;
+    }
+    button.hidden = false;
+    button.setAttribute("aria-expanded", "false");
+    button.setAttribute("aria-controls", hint.id);
+    button.addEventListener("click", function () {
+      var open = hint.hidden;
+      hint.hidden = !open;
+      button.setAttribute("aria-expanded", String(open));
+    });
+  }
+
   A.pushSupported = supported;
+  A.needsHomeScreen = needsHomeScreen;
+  A.showHomeScreenHint = showHomeScreenHint;
   A.subscribePush = subscribe;
   A.pushNeeded = needed;
 })();
