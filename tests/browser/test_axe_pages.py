@@ -3,8 +3,9 @@
 One server holds a session waiting on a permission, a question and a plan, a worktree
 session with a review comment on its Changes tab, usage to chart and search results. Every
 page is scanned at a desktop and a phone width, in light and in dark, signed out (the 401
-page) and signed in. The GET routes that answer HTML are read from the app itself, so a new
-page fails here until it is added to ``PAGES`` (or, with a reason, to ``NOT_PAGES``).
+page) and signed in, and checked for anything wider than the window. The GET routes that
+answer HTML are read from the app itself, so a new page fails here until it is added to
+``PAGES`` (or, with a reason, to ``NOT_PAGES``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ PAGES: dict[str, str] = {
     "/backends": "/backends",
     "/worktrees": "/worktrees",
     "/signins": "/signins",
+    "/devices": "/devices",
     "/api-reference": "/api-reference",
 }
 # The worktree session's conversation too: its header has the worktree's controls.
@@ -72,6 +74,8 @@ NOT_PAGES: dict[str, str] = {
     "/docs": "Swagger UI, kept for tools; the app's own reference is /api-reference",
     "/badge": "a fragment the sidebar polls into every page scanned here",
     "/sw.js": "the service worker's script, not a page",
+    "/pair": "only on the remote origin (here the scanned 401 page); "
+    "tests/browser/test_pairing_flow.py scans it there",
     "/manifest.webmanifest": "the web app manifest (JSON), not a page",
     "/sessions/{session_id}/earlier": "a fragment swapped into the scanned conversation",
     "/sessions/{session_id}/comments": "a fragment swapped into the scanned Changes tab",
@@ -80,7 +84,8 @@ NOT_PAGES: dict[str, str] = {
 }
 # Pages left out of the scan for now, each with why.
 NOT_YET_CLEAN: dict[str, str] = {}
-WIDTHS = (1280, 390)
+# A phone at its narrowest: 360 px is the common small Android, an iPhone is 375-430.
+WIDTHS = (1280, 360)
 NARROW = 600  # below it the menu and the session's details fold away
 SCHEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 
@@ -109,14 +114,35 @@ def test_every_html_route_is_scanned_or_said_why_not(server: LiveServer) -> None
     assert not set(PAGES) & set(NOT_YET_CLEAN)
 
 
+# What sticks out past the right edge of the window, where nothing scrolls it back into
+# view: a page wider than a phone makes the user pan sideways to read or answer anything.
+OVERFLOW_JS = """() => {
+  const width = document.documentElement.clientWidth;
+  const clipped = (el) => {
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  return [...document.querySelectorAll("body *")]
+    .filter((el) => el.getClientRects().length && el.getBoundingClientRect().right > width + 1
+      && !clipped(el))
+    .slice(0, 5)
+    .map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
+      + (el.classList.length ? "." + [...el.classList].join(".") : "")
+      + " ends at " + Math.round(el.getBoundingClientRect().right) + " of " + width);
+}"""
+
+
 async def scan(page: Page, url: str, shown: tuple[str, ...] = ()) -> list[str]:
     await page.goto(url)
     await expect(page.locator("h1").first).to_be_visible()
     for selector in shown:
         await expect(page.locator(selector).first).to_be_attached()
+    wide: list[str] = await page.evaluate(OVERFLOW_JS)
     # Closed details hide their text from the contrast check: open them all.
     await page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-    return await axe_findings(page)
+    return [f"wider than the window: {w}" for w in wide] + await axe_findings(page)
 
 
 def first_reason(summary: str) -> str:
