@@ -21,6 +21,7 @@ from pydantic import Field
 from app.errors import AppError, ConflictError
 from app.nul import Input
 from app.services.access.devices import DEVICE_COOKIE, IDLE, NAME_MAX, DeviceSessions
+from app.services.access.pairing import LIFETIME as PAIRING_LIFETIME
 from app.services.access.pairing import SECRET_MAX as PAIRING_SECRET_MAX
 from app.services.access.pairing import Issued, Pairings, State
 from app.web.context import base_context
@@ -205,6 +206,7 @@ def _devices_page(
             "qr": qr_svg(url),
             "expires_at": issued.expires_at,
         }
+        context["lifetime_minutes"] = int(PAIRING_LIFETIME.total_seconds() // 60)
     return state.templates.TemplateResponse(request, "devices.html", context)
 
 
