@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
+from app.main import create_app
+from app.settings import Settings
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, CSP_PROBE, TIMEOUT_MS
-from tests.conftest import TOKEN
+from tests.conftest import TOKEN, LiveServer
 from tests.fakes.tls_proxy import TEST_HOST
 
 
@@ -34,6 +36,23 @@ class PhoneAndDesk:
 
 def remote_origin(proxy: Any) -> str:
     return f"https://{TEST_HOST}:{proxy.port}"
+
+
+@asynccontextmanager
+async def served_remotely(
+    settings: Settings, tls_proxy: Any
+) -> AsyncIterator[tuple[LiveServer, str]]:
+    """A server whose remote origin is a new proxy in front of it: (server, origin)."""
+    proxy = tls_proxy(0)
+    origin = remote_origin(proxy)
+    settings.remote_origin = origin
+    server = LiveServer(create_app(settings))
+    proxy.upstream_port = server.port
+    await server.start()
+    try:
+        yield server, origin
+    finally:
+        await server.stop()
 
 
 @asynccontextmanager

@@ -43,12 +43,10 @@ from tests.browser.demo_prompts import (
 from tests.conftest import TOKEN, LiveServer, write_scenario
 from tests.helpers import send
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        os.environ.get("ANGELIA_SCREENSHOTS") != "1", reason="set ANGELIA_SCREENSHOTS=1"
-    ),
-]
+ONLY_WHEN_ASKED = pytest.mark.skipif(
+    os.environ.get("ANGELIA_SCREENSHOTS") != "1", reason="set ANGELIA_SCREENSHOTS=1"
+)
+pytestmark = [pytest.mark.browser, ONLY_WHEN_ASKED]
 
 SIZE = {"width": 1200, "height": 800}
 IMAGE_REPLY = (
