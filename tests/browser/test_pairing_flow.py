@@ -59,7 +59,7 @@ async def test_a_phone_pairs_once_the_desktop_allows_answers_and_is_unpaired(
         await allow_on_desk(both, "Test Phone")
         cookies = await phone_ctx.cookies()
         assert [(c["name"], c["secure"], c["httpOnly"], c["sameSite"]) for c in cookies] == [
-            ("__Host-angelia_dev", True, True, "Strict")
+            ("__Host-angelia_device", True, True, "Strict")
         ]
         await desk.reload()
         await expect(desk.locator("#devices")).to_contain_text("Test Phone")

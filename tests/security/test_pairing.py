@@ -41,7 +41,7 @@ from tests.security.test_remote_origin import (
 
 PHONE = {"origin": ORIGIN}
 BEARER = {"authorization": f"Bearer {TOKEN}"}
-COOKIE = "__Host-angelia_dev"
+COOKIE = "__Host-angelia_device"
 
 
 def _start(tmp: Path) -> ServerProcess:

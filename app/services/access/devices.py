@@ -29,7 +29,7 @@ from app.services.access.live_cache import LiveCache
 from app.services.access.signins import SECRET_MAX, TOUCH_EVERY, hash_secret
 
 # Secure, host-only and for the whole site: what the ``__Host-`` prefix makes browsers keep.
-DEVICE_COOKIE = "__Host-angelia_dev"
+DEVICE_COOKIE = "__Host-angelia_device"
 IDLE = timedelta(days=30)
 NAME_MAX = 60
 
