@@ -87,10 +87,19 @@ def _retry_after(value: str | None, cap: float) -> float:
 
 
 class PushSender:
-    def __init__(self, subscriptions: PushSubscriptions, key: VapidKey, settings: PushSettings):
+    def __init__(
+        self,
+        subscriptions: PushSubscriptions,
+        key: VapidKey,
+        settings: PushSettings,
+        remote_origin: str = "",
+    ):
         self._subs = subscriptions
         self._key = key
         self._settings = settings
+        # The origin `angelia serve` settled on (option, environment or `angelia remote
+        # enable`'s record): the subject's stand-in when none is set.
+        self._remote_origin = remote_origin
 
     def subscribed(self) -> bool:
         """Whether any browser is subscribed (blocking: a database read)."""
@@ -108,7 +117,7 @@ class PushSender:
         if not subs:
             return []
         # Said only when some browser waits for it: most installs never subscribe one.
-        subject = subject_for(self._settings.subject, self._settings.remote_origin)
+        subject = subject_for(self._settings.subject, self._remote_origin)
         if not subject.value:
             log.warning("Push not sent: %s.", subject.refusal)
             return []

@@ -15,11 +15,9 @@ class PushSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ANGELIA_PUSH_", extra="ignore")
 
     # The VAPID "sub" claim: a mailto: address (or an https: URL) the push service may
-    # write to. Empty: the remote origin's https URL, else no push is sent at all.
+    # write to. Empty: the app's remote origin (app/settings.py) as https://<host>, else no
+    # push is sent at all.
     subject: str = ""
-    # The https origin this app is reached at from a phone (https://<host>), whose URL
-    # stands in for a subject when none is set.
-    remote_origin: str = Field(default="", validation_alias="ANGELIA_REMOTE_ORIGIN")
     # Origins (scheme://host[:port], separated by spaces or commas) accepted as push
     # endpoints besides the known push services; http is allowed only for these.
     endpoints: str = ""

@@ -106,13 +106,9 @@ def manifest() -> FileResponse:
 def install(app: FastAPI, state: AppState) -> PushNotifier:
     """Add the routes and the notifier (started with the app: ``PushNotifier.start``)."""
     settings = PushSettings()
-    # The origin `angelia serve` settled on (option, environment or `angelia remote enable`'s
-    # record) is the one a subject falls back to.
-    if state.settings.remote_origin:
-        settings.remote_origin = state.settings.remote_origin
     key = load_or_create(state.settings.data_dir)
     subscriptions = PushSubscriptions(state.engine)
-    sender = PushSender(subscriptions, key, settings)
+    sender = PushSender(subscriptions, key, settings, state.settings.remote_origin or "")
     notifier = PushNotifier(state.engine, state.events, sender, settings, state.manager.is_live)
     app.state.push = PushState(settings, key, subscriptions, notifier)
     app.include_router(router)
