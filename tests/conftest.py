@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -14,6 +15,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from app.db.datadir import FILE_MODE, make_private_dir
+from app.db.engine import open_database
 from app.main import create_app
 from app.server import AngeliaServer
 from app.settings import Settings
@@ -35,10 +38,27 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
 
 
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database at the newest schema, made once per test process. Every test's data dir
+    starts from a copy: migrating a fresh file costs ~0.1 s of CPU, and a thousand tests
+    would spend it on the same result (tests/services/test_migrations.py migrates fresh and
+    old files itself)."""
+    engine = open_database(tmp_path_factory.mktemp("migrated") / "data")
+    url = engine.url.database
+    engine.dispose()  # closing the last connection folds the WAL back into the file
+    assert url is not None
+    return Path(url)
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def settings(tmp_path: Path, migrated_database: Path) -> Settings:
+    data_dir = tmp_path / "data"
+    make_private_dir(data_dir)
+    shutil.copyfile(migrated_database, data_dir / "angelia.db")
+    (data_dir / "angelia.db").chmod(FILE_MODE)
     return Settings(
-        data_dir=tmp_path / "data",
+        data_dir=data_dir,
         token=TOKEN,
         idle_check_interval_s=3600,
         close_timeout_s=2.0,
