@@ -43,7 +43,8 @@ messages beyond the scenario get an echo. Steps:
 Every argv and stdin line is appended to ``$FAKE_CLAUDE_LOG`` as JSON lines:
 ``{"argv": [...], "cwd": ..., "env": {...}, "mcp_config": ...}`` first (``mcp_config``:
 what ``--mcp-config`` gave, its file read at start with its modes), then
-``{"stdin": <object>}``.
+``{"stdin": <object>, "at": <time.time()>}``; each control request it sends is logged as
+``{"asked": <subtype>, "request_id": ..., "at": ...}`` once written.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ class FakeClaude:
             except ValueError:
                 self.log({"stdin_raw": text})
                 continue
-            self.log({"stdin": obj})
+            self.log({"stdin": obj, "at": time.time()})
             self.inbox.put(obj)
         self.inbox.put(EOF)
 
@@ -256,6 +257,7 @@ class FakeClaude:
                 "request": {"subtype": subtype, **fields},
             }
         )
+        self.log({"asked": subtype, "request_id": request_id, "at": time.time()})
         started = time.monotonic()
         while request_id not in self.responses:
             if cancel_after is not None and time.monotonic() - started >= cancel_after:
