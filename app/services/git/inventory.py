@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from app.services.git.changes import uncommitted
 from app.services.git.merge import ahead_behind, is_merged
 from app.services.git.repo import (
     GitError,
@@ -26,7 +27,6 @@ from app.services.git.repo import (
     repo_root,
     run,
     text,
-    uncommitted,
     verify_worktree,
     worktree_pointer,
 )

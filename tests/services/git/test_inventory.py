@@ -59,6 +59,14 @@ def test_state_of_one_worktree(repo: Path, root: Path) -> None:
     assert inventory.state(repo, wt.path, orphaned=True).state == "orphaned"
 
 
+def test_a_renamed_file_counts_once_as_on_the_changes_tab(repo: Path, root: Path) -> None:
+    # An agent's `mv` leaves a deleted file and a new one to `git status`: one change.
+    wt = worktrees.create(repo, root, "moved")
+    sh(wt.path, "mv f.txt g.txt")
+    got = inventory.state(repo, wt.path)
+    assert (got.state, got.dirty_files) == ("dirty", 1)
+
+
 def test_prune_forgets_only_vanished_session_worktrees(
     tmp_path: Path, repo: Path, root: Path
 ) -> None:
