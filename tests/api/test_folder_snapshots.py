@@ -14,6 +14,7 @@ import httpx
 from bs4 import BeautifulSoup
 
 from app.main import create_app
+from app.services.git import folder_snapshot
 from app.services.profiles import doctor
 from app.services.profiles.backends import BackendDetector
 from app.settings import Settings
@@ -168,3 +169,33 @@ async def test_the_data_dir_inside_the_folder_is_left_out_and_a_restart_keeps_it
     paths = {f["path"]: f["status"] for f in body["files"]}
     assert paths["notes.txt"] == "deleted" and paths["own.py"] == "created"
     assert not any(p.startswith("data/") for p in paths), paths
+
+
+async def test_a_start_removes_the_snapshots_of_sessions_that_are_gone(
+    project_dir: Path, fake_claude: dict[str, Any], settings: Settings
+) -> None:
+    folder = plain_folder(project_dir)
+    first = LiveServer(create_app(settings))
+    await first.start()
+    try:
+        async with first.client() as client:
+            kept = await new_session(
+                client, await make_profile(client, folder, fake_claude), worktree=False
+            )
+    finally:
+        await first.stop()
+    snapshots = settings.data_dir / "snapshots"
+    # A session deleted while the app could not remove its snapshot (it stopped in between):
+    # a snapshot of this module's making with no session, and a folder that is not one.
+    folder_snapshot.take(folder, settings.data_dir, "gone-session")
+    (snapshots / "not-ours.git").mkdir()
+    assert {p.name for p in snapshots.iterdir()} == {
+        f"{kept['id']}.git",
+        "gone-session.git",
+        "not-ours.git",
+    }
+
+    second = LiveServer(create_app(settings))
+    await second.start()
+    await second.stop()
+    assert {p.name for p in snapshots.iterdir()} == {f"{kept['id']}.git", "not-ours.git"}

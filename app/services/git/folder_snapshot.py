@@ -29,6 +29,7 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -46,6 +47,7 @@ __all__ = [
     "Walked",
     "grown_note",
     "is_private",
+    "prune",
     "remove",
     "snapshot_dir",
     "take",
@@ -184,6 +186,25 @@ def grown_note(place: GitPlace, limits: Limits = Limits()) -> str | None:
 def remove(data_dir: Path, session_id: str) -> None:
     """The session's snapshot goes (nothing when it has none)."""
     shutil.rmtree(snapshot_dir(data_dir, session_id), ignore_errors=True)
+
+
+def prune(data_dir: Path, sessions: Collection[str]) -> list[str]:
+    """Remove the snapshots of sessions not in ``sessions`` (a delete whose removal failed,
+    or the app stopped in between) and return their ids. Only folders this module made
+    (marked) go; anything else under ``snapshots`` is left alone."""
+    root = data_dir / SNAPSHOTS_DIR
+    if not root.is_dir():
+        return []
+    gone = []
+    for entry in sorted(root.iterdir()):
+        session_id = entry.name.removesuffix(".git")
+        if entry.name == session_id or session_id in sessions:
+            continue
+        if entry.is_symlink() or not (entry / MARKER).is_file():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        gone.append(session_id)
+    return gone
 
 
 def _init(git_dir: Path, folder: Path, data_dir: Path) -> None:

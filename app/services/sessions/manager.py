@@ -78,7 +78,7 @@ class SessionManager:
     # -- lifecycle ---------------------------------------------------------------
     def recover(self) -> None:
         """After a crash or kill of the app: reap orphans, expire prompts, mark sessions."""
-        recover(self._engine, self.events, self.permissions)
+        recover(self._engine, self.events, self.permissions, self.settings.data_dir)
 
     def start_background(self) -> None:
         self._reaper = asyncio.create_task(self._reap_idle_loop())

@@ -5,24 +5,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
+from pathlib import Path
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.db.models import ChatSession
+from app.services.git import folder_snapshot
 from app.services.permissions.permissions import PermissionService
 from app.services.sessions.brain_start import LiveBrain
 from app.services.store import store
 from app.services.store.eventlog import EventLog
 
+log = logging.getLogger(__name__)
+
 LIVE_STATUSES = ("live", "working", "waiting")
 
 
-def recover(engine: Engine, events: EventLog, permissions: PermissionService) -> None:
-    """After a crash or kill of the app: reap orphans, expire prompts, mark sessions."""
+def recover(
+    engine: Engine, events: EventLog, permissions: PermissionService, data_dir: Path
+) -> None:
+    """After a crash or kill of the app: reap orphans, expire prompts, mark sessions, and
+    remove folder snapshots whose session is gone."""
     with Session(engine) as db:
+        known = set(db.exec(select(ChatSession.id)))
+        gone = folder_snapshot.prune(data_dir, known)
+        if gone:
+            log.info("Removed %d folder snapshot(s) of deleted sessions.", len(gone))
         rows = list(
             db.exec(
                 select(ChatSession).where(
