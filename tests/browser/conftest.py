@@ -124,8 +124,10 @@ def no_agents_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return empty
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
+@pytest.fixture(scope="session")
+async def shared_chromium() -> AsyncIterator[Browser]:
+    """One Chromium for every browser test of this test process (they share its event
+    loop); each test works in contexts of its own, which ``browser`` closes after it."""
     if not Path(CHROMIUM).exists():
         pytest.skip(
             f"no Chromium at {CHROMIUM} (install Debian's chromium or set ANGELIA_CHROMIUM)"
@@ -138,6 +140,18 @@ async def browser() -> AsyncIterator[Browser]:
             yield chromium
         finally:
             await chromium.close()
+
+
+@pytest.fixture
+async def browser(shared_chromium: Browser) -> AsyncIterator[Browser]:
+    before = set(shared_chromium.contexts)
+    try:
+        yield shared_chromium
+    finally:
+        # Pages a test left open would go on polling servers that are gone.
+        for context in shared_chromium.contexts:
+            if context not in before:
+                await context.close()
 
 
 @pytest.fixture

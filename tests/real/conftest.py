@@ -28,7 +28,7 @@ import pytest
 
 # The browser fixtures too, for tests that drive the page with a real CLI behind it
 # (test_real_claude_browser.py); fixtures are only set up for the tests that ask.
-from tests.browser.conftest import browser, browsing  # noqa: F401
+from tests.browser.conftest import browser, browsing, shared_chromium  # noqa: F401
 from tests.fakes.fake_model_server import FakeModelServer, start_fake_model_server
 from tests.helpers import setup_executable
 from tests.real.steps import Agent
