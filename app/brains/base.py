@@ -17,6 +17,9 @@ from typing import Any, ClassVar
 
 from app.brains.events import BrainEvent, PermissionChoice
 
+# Events a brain may hold for its consumer before its reader stops reading (``_room``).
+EVENTS_HIGH = 1000
+
 PERMISSION_MODES: tuple[str, ...] = (
     "default",
     "acceptEdits",
@@ -169,6 +172,8 @@ class Brain(ABC):
         self.config = config
         self._events: asyncio.Queue[BrainEvent | None] = asyncio.Queue()
         self._closed = False
+        # Set each time the consumer takes what is queued (see ``_room``).
+        self._taken = asyncio.Event()
 
     # -- events -----------------------------------------------------------------
     def _emit(self, event: BrainEvent) -> None:
@@ -179,6 +184,16 @@ class Brain(ABC):
         if not self._closed:
             self._closed = True
             self._events.put_nowait(None)
+            self._taken.set()
+
+    async def _room(self) -> None:
+        """Wait while ``EVENTS_HIGH`` events or more wait for the consumer: a reader that
+        calls this between reads leaves an agent writing flat out waiting on a full pipe,
+        rather than this process holding its flood in memory (the consumer, in turn,
+        waits for the disk)."""
+        while self._events.qsize() >= EVENTS_HIGH and not self._closed:
+            self._taken.clear()
+            await self._taken.wait()
 
     async def events(self) -> AsyncIterator[BrainEvent]:
         """Yield events until the brain has exited."""
@@ -203,6 +218,7 @@ class Brain(ABC):
                     yield batch
                     return
                 batch.append(event)
+            self._taken.set()
             yield batch
 
     # -- operations ---------------------------------------------------------------

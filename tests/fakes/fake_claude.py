@@ -34,6 +34,8 @@ messages beyond the scenario get an echo. Steps:
     {"emit": {...}}                               that object as one stdout line, as given
                                                   (e.g. a ``rate_limit_event``)
     {"text": ..., "usage": {"input_tokens": 9}}   that usage in the text's message_start
+    {"text": ..., "progress": "/path"}            that file holds how many pieces are
+                                                  written (every 500), then "all"
     {"compact": {"pre_tokens": 9, "post_tokens": 1}}
                                                   system/compact_boundary (trigger manual)
 
@@ -58,11 +60,13 @@ import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 VERSION = "2.1.332"
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 EOF = object()
+PROGRESS_EVERY = 500
 
 
 def config_file(path: str) -> dict[str, Any]:
@@ -380,7 +384,8 @@ class FakeClaude:
         self.pump(0)
         if "text" in step:
             text, chunks = step["text"], int(step.get("chunks", 1))
-            return self.text(text, chunks, float(step.get("delay", 0)), step.get("usage", {}))
+            delay, usage = float(step.get("delay", 0)), step.get("usage", {})
+            return self.text(text, chunks, delay, usage, step.get("progress"))
         if "thinking" in step:
             self.out(
                 self.assistant(
@@ -424,7 +429,14 @@ class FakeClaude:
             sys.stderr.flush()
         return None
 
-    def text(self, text: str, chunks: int, delay: float, usage: dict[str, Any]) -> str:
+    def text(
+        self,
+        text: str,
+        chunks: int,
+        delay: float,
+        usage: dict[str, Any],
+        progress: str | None = None,
+    ) -> str:
         message_id = self.next_id("msg")
         self.stream(
             {
@@ -456,6 +468,12 @@ class FakeClaude:
                 }
             )
             self.pump(delay)
+            if progress and (i // size) % PROGRESS_EVERY == 0:
+                written = i // size + 1
+                Path(progress + ".tmp").write_text(str(written))
+                os.replace(progress + ".tmp", progress)
+        if progress:
+            Path(progress).write_text("all")
         self.out(self.assistant(message_id, {"type": "text", "text": text}))
         self.stream({"type": "content_block_stop", "index": 0})
         self.stream(

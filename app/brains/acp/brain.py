@@ -215,7 +215,7 @@ class AcpBrain(Brain):
         await self._process.start(self.build_argv(), cwd=self._session.cwd, env=env)
         from app.brains.acp.client import ProcessTransport
 
-        self._transport = ProcessTransport(self._process)
+        self._transport = ProcessTransport(self._process, room=self._room)
         self._session.connect(self._client, self._transport)
         self._watcher = asyncio.create_task(self._watch())
         opening = self._session.open(

@@ -18,7 +18,7 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, TypeAlias
@@ -204,8 +204,12 @@ class ProcessTransport:
     been handed to the connection.
     """
 
-    def __init__(self, process: AgentProcess) -> None:
+    def __init__(
+        self, process: AgentProcess, room: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         self._process = process
+        # Awaited before each message: the brain's way to stop reading a flood it holds.
+        self._room = room
         self._messages: AsyncIterator[dict[str, Any]] | None = None
         self.eof = asyncio.Event()
 
@@ -218,6 +222,8 @@ class ProcessTransport:
     async def receive(self) -> dict[str, Any] | None:
         if self._messages is None:
             self._messages = self._process.messages()
+        if self._room is not None:
+            await self._room()
         try:
             return await anext(self._messages)
         except StopAsyncIteration:

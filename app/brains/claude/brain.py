@@ -314,6 +314,7 @@ class ClaudeBrain(Brain):
                             await self._send(item)
                         else:
                             self._handle(item)
+                await self._room()
         except Exception:
             log.exception("reading from Claude Code failed; stopping it")
         # stdout is closed: the process is exiting or useless, so make sure it is gone.

@@ -55,6 +55,11 @@ from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
+# How many of a session's events may wait for the writer before its reader waits too: a
+# few of the writer's batches, so a flood keeps the disk busy while another session's
+# next event waits behind a few milliseconds of it, not behind all of it.
+WRITER_LAG = 500
+
 
 class SessionManager:
     def __init__(self, engine: Engine, events: EventLog, settings: Settings) -> None:
@@ -318,8 +323,10 @@ class SessionManager:
                     except Exception:
                         log.exception("failed to handle %s for session %s", event.kind, session_id)
                 # A backend writing flat out never makes its reader wait, so without this
-                # one session's burst would hold off every request and every other stream.
+                # one session's burst would hold off every request and every other stream,
+                # and queue events faster than they are stored, ahead of everyone else's.
                 await asyncio.sleep(0)
+                await self.events.caught_up(session_id, WRITER_LAG)
         finally:
             if self._live.get(session_id) is live:
                 del self._live[session_id]

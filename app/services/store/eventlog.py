@@ -35,6 +35,7 @@ from sqlalchemy.engine import Engine
 
 from app.db.models import Event, utcnow
 from app.services.store import sessionwatch
+from app.services.store.backlog import Backlog
 from app.services.store.eventwriter import EventWriter, is_big
 from app.services.store.records import EventDict, StoredEvent, encode_payload
 
@@ -88,7 +89,13 @@ class EventLog:
         self._listeners: list[Callable[[Sequence[StoredEvent]], None]] = []
         db_path = engine.url.database
         assert db_path, "the event log needs an SQLite file"
-        self._writer = EventWriter(Path(db_path), self._committed, busy_timeout_s)
+        self._backlog = Backlog()
+        self._writer = EventWriter(
+            Path(db_path),
+            self._committed,
+            busy_timeout_s,
+            on_done=lambda records: self._backlog.done(r.session_id for r in records),
+        )
         sessionwatch.watch(engine, self._sessions_changed)
 
     def _seq_for(self, session_id: str) -> int:
@@ -108,6 +115,7 @@ class EventLog:
             self._next_seq[session_id] = seq + 1
             record = StoredEvent(session_id, seq, kind, created, body, payload)
             # Under the lock, so the writer's queue holds every session's events in order.
+            self._backlog.added(session_id)
             self._writer.submit(record)
         try:
             asyncio.get_running_loop()
@@ -123,6 +131,11 @@ class EventLog:
         assert barrier.future is not None
         await barrier.future
 
+    async def caught_up(self, session_id: str, lag: int) -> None:
+        """Wait until at most ``lag`` of the session's events are still to be stored: a
+        session's reader keeps its agent to the pace of the disk with this (``backlog``)."""
+        await self._backlog.below(session_id, lag)
+
     def flush_sync(self) -> None:
         """``flush`` for code that runs outside the event loop (blocks the caller)."""
         self._writer.barrier().done.wait()
@@ -135,6 +148,7 @@ class EventLog:
     async def close(self) -> None:
         """Store what is still queued and stop the writer thread."""
         await asyncio.to_thread(self._writer.close, CLOSE_TIMEOUT_S)
+        self._backlog.close()
 
     def listen(self, listener: Callable[[Sequence[StoredEvent]], None]) -> None:
         """Call ``listener`` with every batch of events once it is committed, on the

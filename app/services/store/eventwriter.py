@@ -175,10 +175,13 @@ class EventWriter:
         db_path: Path,
         on_commit: Callable[[Sequence[StoredEvent]], None],
         busy_timeout_s: float = 30.0,
+        on_done: Callable[[Sequence[StoredEvent]], None] | None = None,
     ) -> None:
         self._db_path = db_path
         self._busy_timeout_s = busy_timeout_s
         self._on_commit = on_commit
+        # Called after every batch, stored or not: what waits on the queue's length.
+        self._on_done = on_done
         self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -245,6 +248,8 @@ class EventWriter:
                     except Exception:  # never let one bad batch end the writer
                         log.exception("storing %d events failed; they are lost", len(records))
                         self.dropped += len(records)
+                    if self._on_done is not None:
+                        self._on_done(records)
                 for item in items:
                     if isinstance(item, Barrier):
                         item.release()

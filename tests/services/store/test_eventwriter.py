@@ -151,3 +151,37 @@ async def test_close_streams_ends_every_subscription(engine: Engine, tmp_path: P
         assert await asyncio.wait_for(sub.queue.get(), 1) is None
     with events.subscribe(sid) as later:
         assert await asyncio.wait_for(later.queue.get(), 1) is None
+
+
+async def test_a_reader_waits_for_its_own_backlog_only_and_a_refused_one_releases_it(
+    engine: Engine, tmp_path: Path
+) -> None:
+    flooding, quiet = new_session(engine, tmp_path), new_session(engine, tmp_path)
+    events = EventLog(engine)
+    for n in range(5000):
+        events.append(flooding, "text_delta", {"text": f"{n} "})
+    # Another session's reader is not held up by that backlog: it does not even yield.
+    waiting = events.caught_up(quiet, 0)
+    with pytest.raises(StopIteration):
+        waiting.send(None)
+    # The flooding one goes on once at most 100 of its events are left to store.
+    await asyncio.wait_for(events.caught_up(flooding, 100), timeout=30)
+    assert len(events.list(flooding)) >= 4900
+    # Events the database refuses (their session is gone) still count as done.
+    for n in range(3):
+        events.append("no-such-session", "text_delta", {"text": f"{n}"})
+    await asyncio.wait_for(events.caught_up("no-such-session", 0), timeout=30)
+    assert events.writer.dropped == 3
+    await events.close()
+
+
+async def test_once_the_log_is_closed_nobody_waits_for_the_writer(
+    engine: Engine, tmp_path: Path
+) -> None:
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    events.append(sid, "text_delta", {"text": "stored"})
+    await events.close()
+    # Appended after the writer stopped: never stored, and a reader must not wait for it.
+    events.append(sid, "text_delta", {"text": "too late"})
+    await asyncio.wait_for(events.caught_up(sid, 0), timeout=5)
