@@ -92,6 +92,21 @@ async def send(client: httpx.AsyncClient, session_id: str, text: str) -> None:
     assert r.json()["queued"] is False, r.json()
 
 
+def covered(frames: list[Event]) -> list[tuple[int, str]]:
+    """(seq, kind) of every stored event the stream's frames stand for: a client that fell
+    behind gets a run of text pieces as one event that says how many it ``joined``."""
+    out: list[tuple[int, str]] = []
+    for f in frames:
+        n = int(f.get("joined", 1))
+        out += [(seq, f["kind"]) for seq in range(f["seq"] - n + 1, f["seq"] + 1)]
+    return out
+
+
+def seqs_of(frames: list[Event]) -> list[int]:
+    """The seq of every stored event the frames stand for (see ``covered``)."""
+    return [seq for seq, _ in covered(frames)]
+
+
 def of_kind(events: list[Event], kind: str) -> list[Event]:
     return [e for e in events if e["kind"] == kind]
 

@@ -12,7 +12,7 @@ import httpx
 from app.main import create_app
 from app.settings import Settings
 from tests.conftest import LiveServer, write_scenario
-from tests.helpers import count, kinds, read_sse, send, wait_for_events
+from tests.helpers import count, kinds, read_sse, send, seqs_of, wait_for_events
 
 
 async def make_profile(
@@ -65,7 +65,7 @@ async def test_text_turn_streams_and_is_stored(
     assert ks.count("text_delta") == 4
     assert "".join(f["text"] for f in frames if f["kind"] == "text_delta") == "hello from the fake"
     assert ks.index("assistant_message") > ks.index("text_delta")
-    assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
+    assert seqs_of(frames) == list(range(1, len(seqs_of(frames)) + 1))
     assert all(f["_sse_id"] == str(f["seq"]) and f["_sse_event"] == f["kind"] for f in frames)
     end = frames[-1]
     assert end["is_error"] is False and end["duration_ms"] is not None
@@ -264,7 +264,7 @@ async def test_reconnect_with_last_event_id_is_lossless(
             headers={"Last-Event-ID": str(n)},
             until=lambda f, total=total: f[-1]["seq"] >= total,
         )
-        assert [f["seq"] for f in frames] == list(range(n + 1, total + 1))
+        assert seqs_of(frames) == list(range(n + 1, total + 1))
     frames = await read_sse(
         client, f"/api/sessions/{sid}/stream?after=2", until=lambda f: f[-1]["seq"] >= total
     )
@@ -286,7 +286,7 @@ async def test_reconnect_mid_turn_misses_nothing(
         headers={"Last-Event-ID": str(last)},
         until=lambda f: f[-1]["kind"] == "turn_end",
     )
-    seqs = [f["seq"] for f in first] + [f["seq"] for f in rest]
+    seqs = seqs_of(first) + seqs_of(rest)
     assert seqs == list(range(1, len(seqs) + 1))
     deltas = [f["text"] for f in first + rest if f["kind"] == "text_delta"]
     assert "".join(deltas) == "x " * 30

@@ -14,7 +14,7 @@ import pytest
 
 from app.settings import Settings
 from tests.conftest import LiveServer, write_scenario
-from tests.helpers import Event, read_sse
+from tests.helpers import Event, covered, read_sse
 from tests.security._support import make_session
 
 SESSIONS = 20
@@ -73,9 +73,9 @@ async def test_twenty_sessions_stream_at_once(
         stored = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
         seqs = [e["seq"] for e in stored]
         assert seqs == list(range(1, len(stored) + 1)), sid
-        # Everything stored reached the SSE client exactly once, in order.
-        assert [f["seq"] for f in frames] == seqs, sid
-        assert [f["kind"] for f in frames] == [e["kind"] for e in stored], sid
+        # Everything stored reached the SSE client exactly once, in order (text pieces
+        # waiting for a client behind may come joined).
+        assert covered(frames) == [(e["seq"], e["kind"]) for e in stored], sid
         kinds = Counter(e["kind"] for e in stored)
         # Deltas that were ready together may be stored as one; none may be lost.
         assert 1 <= kinds["text_delta"] <= CHUNKS and kinds["turn_end"] == 1, kinds

@@ -18,7 +18,7 @@ from app.main import create_app
 from app.settings import Settings
 from tests.conftest import LiveServer
 from tests.fakes.fake_model_server import FakeModelServer, request_texts
-from tests.helpers import count, kinds, of_kind, read_sse, send, wait_for_events
+from tests.helpers import count, kinds, of_kind, read_sse, send, seqs_of, wait_for_events
 from tests.real.steps import backend_pid, take_turn
 
 pytestmark = pytest.mark.real_cli
@@ -57,7 +57,7 @@ async def test_text_turn_streams_into_sse(client: httpx.AsyncClient, claude_sess
     # Every frame is one stored event: id = seq, event = kind, gapless from 1.
     assert [f["_sse_id"] for f in frames] == [str(f["seq"]) for f in frames]
     assert [f["_sse_event"] for f in frames] == kinds(frames)
-    assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
+    assert seqs_of(frames) == list(range(1, len(seqs_of(frames)) + 1))
     assert frames[0]["kind"] == "user_message" and frames[0]["text"] == "say hi"
 
     k = kinds(frames)
@@ -235,10 +235,10 @@ async def test_sse_reconnect_with_last_event_id(
     stored = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
     end = frames2[-1]["seq"]
 
-    seqs2 = [f["seq"] for f in frames2]
+    seqs2 = seqs_of(frames2)
     assert seqs2 == [e["seq"] for e in stored if n < e["seq"] <= end]
     assert seqs2 == list(range(n + 1, end + 1))  # gapless, no duplicates
-    assert [f["seq"] for f in frames1] + seqs2 == list(range(1, end + 1))
+    assert seqs_of(frames1) + seqs2 == list(range(1, end + 1))
     assert [f["_sse_id"] for f in frames2] == [str(s) for s in seqs2]
     assert frames2 == [
         dict(e, _sse_id=str(e["seq"]), _sse_event=e["kind"]) for e in stored if n < e["seq"] <= end
@@ -255,7 +255,7 @@ async def test_sse_reconnect_with_last_event_id(
         headers={"Last-Event-ID": str(middle)},
         until=lambda frames: frames[-1]["seq"] >= last,
     )
-    assert [f["seq"] for f in frames3] == list(range(middle + 1, last + 1))
+    assert seqs_of(frames3) == list(range(middle + 1, last + 1))
     assert frames3 == [
         dict(e, _sse_id=str(e["seq"]), _sse_event=e["kind"]) for e in stored if e["seq"] > middle
     ]

@@ -339,7 +339,9 @@ async def stream(
     after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
 ) -> AsyncIterator[ServerSentEvent]:
     """Live events as SSE (``id`` = seq); honours ``Last-Event-ID`` (ASCII digits, else
-    400) before ``?after=``."""
+    400) before ``?after=``. A client that falls behind gets each waiting run of one
+    message's ``text_delta`` pieces as one, with ``joined``: how many stored events it
+    stands for (the seqs up to its own). A replay is exact."""
     store.get_session(state.engine, session_id)
     start = last_event_id if last_event_id is not None else after or 0
     async for event in replay_then_follow(state.events, session_id, start, request):

@@ -2,7 +2,8 @@
 
 It subscribes before reading the stored events, so nothing appended in between is
 missed, and skips anything at or below the last sequence number it sent, so nothing
-is sent twice. It ends when the client goes away or the server stops.
+is sent twice. A client that falls behind gets the text pieces waiting for it joined
+(``catchup``). It ends when the client goes away or the server stops.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from collections.abc import AsyncIterator
 
 from starlette.requests import Request
 
+from app.services.store.catchup import join_text_runs
 from app.services.store.eventlog import EventLog, StoredEvent
 
 REPLAY_BATCH = 500
 DISCONNECT_POLL_S = 5.0
+# Queued events taken at once (and joined where they can be) for a client behind.
+CATCH_UP_MAX = 2000
 
 
 async def replay_then_follow(
@@ -31,15 +35,23 @@ async def replay_then_follow(
             if len(batch) < REPLAY_BATCH:
                 break
         while not sub.overflowed:
-            try:
-                item = await asyncio.wait_for(sub.queue.get(), timeout=DISCONNECT_POLL_S)
-            except TimeoutError:
-                if await request.is_disconnected():
-                    return
-                continue
-            if item is None:
+            if sub.queue.empty():
+                try:
+                    first = await asyncio.wait_for(sub.queue.get(), timeout=DISCONNECT_POLL_S)
+                except TimeoutError:
+                    if await request.is_disconnected():
+                        return
+                    continue
+            else:  # no timer and no task for what is there already
+                first = sub.queue.get_nowait()
+            ready = [first]
+            while len(ready) < CATCH_UP_MAX and not sub.queue.empty():
+                ready.append(sub.queue.get_nowait())
+            stopping = None in ready
+            taken = ready[: ready.index(None)] if stopping else ready
+            # A client that fell behind gets each run of text pieces in one event.
+            for item in join_text_runs([e for e in taken if e is not None and e.seq > last]):
+                yield item
+                last = item.seq
+            if stopping:
                 return
-            if item.seq <= last:
-                continue
-            yield item
-            last = item.seq
