@@ -15,6 +15,8 @@ from sqlmodel import create_engine
 from app.db.datadir import DataDirError, create_private_file, make_private_dir, unwritable
 from app.resources import MissingResources, migrations_dir
 
+AUTOCHECKPOINT_PAGES = 10_000
+
 __all__ = ["DataDirError", "configure_connection", "make_engine", "migrate", "open_database"]
 
 
@@ -41,6 +43,9 @@ def configure_connection(conn: sqlite3.Connection, busy_timeout_s: float = 30.0)
     # the newest transactions), and much faster for per-token event writes.
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
+    # Checkpoints run on a thread of their own (app.services.store.checkpoint); a commit
+    # only runs one itself if the log grows ten times past SQLite's default.
+    cur.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
     cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
     cur.close()
 

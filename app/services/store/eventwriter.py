@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from app.db.engine import configure_connection
+from app.services.store.checkpoint import Checkpointer
 from app.services.store.records import StoredEvent
 from app.services.store.search import indexed_text
 
@@ -184,6 +185,7 @@ class EventWriter:
         self._on_done = on_done
         self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._checkpointer = Checkpointer(db_path)
         self._start_lock = threading.Lock()
         # After this monotonic time a stopping writer gives up on a failing write.
         self._give_up_at: float | None = None
@@ -196,6 +198,11 @@ class EventWriter:
         self._ensure_thread()
         self.submitted += 1
         self._queue.put(record)
+
+    @property
+    def checkpoints(self) -> int:
+        """WAL checkpoints run by the writer's checkpoint thread so far."""
+        return self._checkpointer.checkpoints
 
     def barrier(self, loop: asyncio.AbstractEventLoop | None = None) -> Barrier:
         self._ensure_thread()
@@ -212,6 +219,7 @@ class EventWriter:
         self._give_up_at = time.monotonic() + timeout
         self._queue.put(_STOP)
         thread.join(timeout + 1)
+        self._checkpointer.close()
 
     def _ensure_thread(self) -> None:
         if self._thread is None:
@@ -305,6 +313,7 @@ class EventWriter:
                     stored += [r for r in part if self._insert(conn, r)]
             conn.execute("COMMIT")
             self.commits += 1
+            self._checkpointer.nudge()
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")

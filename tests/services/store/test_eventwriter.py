@@ -185,3 +185,26 @@ async def test_once_the_log_is_closed_nobody_waits_for_the_writer(
     # Appended after the writer stopped: never stored, and a reader must not wait for it.
     events.append(sid, "text_delta", {"text": "too late"})
     await asyncio.wait_for(events.caught_up(sid, 0), timeout=5)
+
+
+async def test_the_log_is_copied_back_into_the_database_by_a_thread_of_its_own(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # A commit checkpoints only once the log is ten times SQLite's default long...
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 10_000
+    sid = new_session(engine, tmp_path)
+    events = EventLog(engine)
+    db = tmp_path / "data" / "angelia.db"
+    before = db.stat().st_size
+    # ... so after an 8 MB tool result (2,000 pages) it is the checkpoint thread that
+    # copies the event into the database file, and soon.
+    events.append(sid, "tool_result", {"output": "x" * 8_000_000})
+    await events.flush()
+    for _ in range(100):
+        if db.stat().st_size > before + 8_000_000:
+            break
+        await asyncio.sleep(0.05)
+    assert db.stat().st_size > before + 8_000_000
+    assert events.writer.checkpoints >= 1
+    await events.close()
