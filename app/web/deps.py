@@ -33,9 +33,16 @@ class AppState:
     follower: Follower
 
 
-def get_state(request: Request) -> AppState:
+def state_of(request: Request) -> AppState:
     state: AppState = request.app.state.angelia
     return state
+
+
+# Dependencies that do no I/O are coroutines: FastAPI runs a plain function dependency in
+# its thread pool, and the hop there and back cost every request ~0.5 ms (health: 0.7 ->
+# 1.2 ms at the median) and, under load, a wait for the interpreter lock on each side.
+async def get_state(request: Request) -> AppState:
+    return state_of(request)
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
@@ -45,7 +52,7 @@ def existing_session(session_id: str, request: Request) -> str:
     """404 before a streaming response starts, not a broken stream after it."""
     from app.services.store import store
 
-    store.get_session(get_state(request).engine, session_id)
+    store.get_session(state_of(request).engine, session_id)
     return session_id
 
 
@@ -62,7 +69,7 @@ MAX_SEQ = 2**53 - 1
 _DIGITS = frozenset("0123456789")
 
 
-def last_event_id(
+async def last_event_id(
     value: Annotated[str | None, Header(alias="last-event-id")] = None,
 ) -> int | None:
     """The seq a reconnecting stream resumes after; None without the header.
