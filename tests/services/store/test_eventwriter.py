@@ -201,8 +201,9 @@ async def test_the_log_is_copied_back_into_the_database_by_a_thread_of_its_own(
     # copies the event into the database file, and soon.
     events.append(sid, "tool_result", {"output": "x" * 8_000_000})
     await events.flush()
-    for _ in range(100):
-        if db.stat().st_size > before + 8_000_000:
+    # (The file grows while the copy runs; the count goes up once it has returned.)
+    for _ in range(200):
+        if db.stat().st_size > before + 8_000_000 and events.writer.checkpoints >= 1:
             break
         await asyncio.sleep(0.05)
     assert db.stat().st_size > before + 8_000_000
