@@ -20,15 +20,21 @@ if TYPE_CHECKING:
 PIECES = 100_000
 
 
-async def written_when_still(progress: Path, still_s: float = 1.0, timeout: float = 30) -> str:
-    """What the fake's progress file says once it has not changed for ``still_s``."""
+async def written_when_still(progress: Path, still_s: float = 2.0, timeout: float = 60) -> str:
+    """What the fake's progress file says once it has not changed for ``still_s``, and
+    says at least a queue's worth: on a loaded machine a fake that has not filled the
+    queue yet may just be waiting for a CPU."""
     deadline = time.monotonic() + timeout
     last, since = "", time.monotonic()
     while time.monotonic() < deadline:
         now = progress.read_text() if progress.exists() else ""
         if now != last:
             last, since = now, time.monotonic()
-        elif now and time.monotonic() - since >= still_s:
+        elif (
+            now
+            and time.monotonic() - since >= still_s
+            and (now == "all" or int(now) >= EVENTS_HIGH)
+        ):
             return now
         await asyncio.sleep(0.1)
     raise AssertionError(f"the fake kept writing: {last}")
@@ -47,7 +53,7 @@ async def test_an_agent_flooding_a_consumer_that_does_not_read_waits_on_its_pipe
         written = await written_when_still(progress)
         assert written != "all", "the brain read the whole flood into memory"
         # The queue, a slice of reading, and the pipe and the reader's buffer in between.
-        assert EVENTS_HIGH <= int(written) < 10 * EVENTS_HIGH, written
+        assert int(written) < 10 * EVENTS_HIGH, written
 
         text: list[str] = []
         async for event in brain.events():
