@@ -106,7 +106,8 @@ async def test_notify_me_subscribes_and_a_push_shows_a_notification(
         lambda event: registrations.extend(r["registrationId"] for r in event["registrations"]),
     )
     await cdp.send("ServiceWorker.enable")
-    for _ in range(100):
+    # Generous waits: on a loaded machine the worker and the notification take seconds.
+    for _ in range(400):
         if registrations:
             break
         await asyncio.sleep(0.05)
@@ -119,7 +120,7 @@ async def test_notify_me_subscribes_and_a_push_shows_a_notification(
         },
     )
     shown: list[dict[str, Any]] = []
-    for _ in range(100):
+    for _ in range(400):
         shown = await page.evaluate(NOTIFICATIONS)
         if shown:
             break
