@@ -30,10 +30,6 @@ class Backlog:
         with self._lock:
             self._pending[session_id] += 1
 
-    def pending(self, session_id: str) -> int:
-        with self._lock:
-            return self._pending[session_id]
-
     def done(self, session_ids: Iterable[str]) -> None:
         """On the writer thread: it is finished with these events (stored or dropped)."""
         woken: list[asyncio.Future[None]] = []

@@ -66,6 +66,8 @@ class Checkpointer:
             while not self._stop.is_set():
                 self._wake.wait()
                 self._wake.clear()
+                if self._stop.is_set():  # woken by close: the last connection's close copies
+                    break
                 try:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                     self.checkpoints += 1
