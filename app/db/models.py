@@ -107,7 +107,10 @@ class ChatSession(SQLModel, table=True):
 class Event(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("session_id", "seq", name="uq_event_session_seq"),
-        Index("ix_event_session_seq", "session_id", "seq"),
+        # (session_id, seq) is already indexed by the unique constraint. "The newest event
+        # of a kind" (commands, models, usage, limits…) is asked on every page: without
+        # this index it reads a long session's every row backwards.
+        Index("ix_event_session_kind_seq", "session_id", "kind", "seq"),
         Index("ix_event_kind_created_at", "kind", "created_at"),
     )
 

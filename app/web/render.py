@@ -91,6 +91,9 @@ def make_templates(templates_dir: Path) -> Jinja2Templates:
         lstrip_blocks=True,
         extensions=["jinja2.ext.do"],
         bytecode_cache=_BYTECODE,
+        # Templates ship with the app and do not change while it runs: no stat of every
+        # template file on every render.
+        auto_reload=False,
     )
     env.filters.update(
         markdown=_markdown_filter,
