@@ -9,7 +9,7 @@ import httpx
 from sqlalchemy import insert
 
 from app.db.models import ChatSession, Event
-from app.web.chat.pages import EARLIER_EVENTS
+from app.web.chat.pages import EARLIER_EVENTS, PAGE_EVENTS
 from tests.conftest import LiveServer
 
 
@@ -110,11 +110,11 @@ async def test_long_transcript_opens_at_the_tail_and_pages_backwards(
     assert page_html.status_code == 200
     # Only the tail is rendered: the page stays small whatever the session's length.
     assert "line 10000<" in page_html.text and "line 5000<" not in page_html.text
-    assert f"/sessions/{sid}/earlier?before=9701" in page_html.text
-    more = await client.get(f"/sessions/{sid}/earlier", params={"before": 9701})
-    # Pages loaded while scrolling back are shorter than the first one.
-    first = 9701 - EARLIER_EVENTS
-    assert "line 9700<" in more.text and f"line {first}<" in more.text
+    top = 10_001 - PAGE_EVENTS
+    assert f"/sessions/{sid}/earlier?before={top}" in page_html.text
+    more = await client.get(f"/sessions/{sid}/earlier", params={"before": top})
+    first = top - EARLIER_EVENTS
+    assert f"line {top - 1}<" in more.text and f"line {first}<" in more.text
     assert f"line {first - 1}<" not in more.text
     assert f"/sessions/{sid}/earlier?before={first}" in more.text
     assert len(page_html.content) < 400_000

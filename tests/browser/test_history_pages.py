@@ -12,7 +12,7 @@ from playwright.async_api import Page, expect
 from sqlalchemy import insert
 
 from app.db.models import Event
-from app.web.chat.pages import EARLIER_EVENTS
+from app.web.chat.pages import EARLIER_EVENTS, PAGE_EVENTS
 from tests.browser.conftest import Browsing, settled
 from tests.conftest import LiveServer
 
@@ -83,7 +83,7 @@ async def test_search_result_opens_the_session_at_the_event(
     await expect(found.locator("pre.output")).to_contain_text("quokkaneedle found here")
     await expect(found.locator("pre.output")).to_be_in_viewport()
     later = page.locator("#history-later")
-    await expect(later).to_contain_text(f"{LATER + 2 - 300} later events")
+    await expect(later).to_contain_text(f"{LATER + 2 - PAGE_EVENTS} later events")
     await later.get_by_role("link", name="Jump to the latest").click()
     await expect(page.locator(f"#e-{LATER + 2}")).to_be_in_viewport()
     await expect(page.locator("#history-later")).to_have_count(0)
@@ -107,17 +107,17 @@ async def test_loading_earlier_events_keeps_the_reader_in_place(
     page = browsing.page
     await browsing.sign_in(f"/sessions/{sid}")
     events = page.locator("#transcript .event")
-    await expect(events).to_have_count(300)
-    first = page.locator(f"#e-{LATER + 2 - 299}")
+    await expect(events).to_have_count(PAGE_EVENTS)
+    first = page.locator(f"#e-{LATER + 2 - PAGE_EVENTS + 1}")
     # Scrolled to the top once the page has finished opening at its last event.
     await settled(page)
     await page.locator("#transcript").evaluate("log => { log.scrollTop = 0; }")
-    await expect(events).to_have_count(300 + EARLIER_EVENTS)
+    await expect(events).to_have_count(PAGE_EVENTS + EARLIER_EVENTS)
     # The reader still sees what was at the top, so the next page waits for more scrolling
     # instead of every earlier page loading one after the other.
     await expect(first).to_be_in_viewport()
     await page.wait_for_timeout(1500)
-    shown = 300 + EARLIER_EVENTS
+    shown = PAGE_EVENTS + EARLIER_EVENTS
     await expect(events).to_have_count(shown)
     # Each scroll to the top loads one more page, down to the session's first event.
     while shown < LATER + 2:

@@ -40,8 +40,10 @@ from app.web.transcript import (
 )
 
 router = APIRouter(include_in_schema=False)
-PAGE_EVENTS = 300
-# A page loaded above while scrolling back goes in as one task; half a page keeps that
+# A long session opens at its last events: enough to fill a tall window, few enough that the
+# page is served and laid out fast (bench/transcript_browser.py).
+PAGE_EVENTS = 100
+# A page loaded above while scrolling back goes in as one task; 150 events keep that
 # task short enough not to stall scrolling (bench/transcript_browser.py).
 EARLIER_EVENTS = 150
 

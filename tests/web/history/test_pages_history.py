@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from app.db.models import ChatSession, Event, PermissionRequest
 from app.services.store import store
 from app.settings import Settings
+from app.web.chat.pages import PAGE_EVENTS
 from tests.conftest import TOKEN, LiveServer
 from tests.web.history.test_pages_permissions import soup_of, texts
 from tests.web.test_render import assert_no_active_markup
@@ -305,24 +306,26 @@ async def test_old_event_opens_in_its_window(
         return [int(str(e["data-seq"])) for e in page.select("#transcript .event")]
 
     page = soup_of(await client.get(f"/sessions/{sid}", params={"around": 10}))
-    assert seqs(page) == list(range(1, 301))
+    assert seqs(page) == list(range(1, PAGE_EVENTS + 1))
     assert page.select_one("#transcript .earlier") is None
     later = page.select_one("#history-later")
-    assert later is not None and "700 later events" in later.get_text()
+    assert later is not None and f"{1000 - PAGE_EVENTS} later events" in later.get_text()
     assert later.select_one("a")["href"] == f"/sessions/{sid}"  # type: ignore[index]
     log = page.select_one("#transcript")
     assert log is not None and log["data-last-seq"] == "1000"
     assert log["sse-connect"] == f"/sessions/{sid}/live?after=1000"
 
     page = soup_of(await client.get(f"/sessions/{sid}", params={"around": 500}))
-    assert seqs(page) == list(range(350, 650))
+    start = 500 - PAGE_EVENTS // 2
+    assert seqs(page) == list(range(start, start + PAGE_EVENTS))
     earlier = page.select_one("#transcript .earlier")
-    assert earlier is not None and earlier["hx-get"] == f"/sessions/{sid}/earlier?before=350"
+    assert earlier is not None and earlier["hx-get"] == f"/sessions/{sid}/earlier?before={start}"
 
     # An event in the tail opens the ordinary page.
-    for around in ("701", "1000", "5000"):
+    tail = 1001 - PAGE_EVENTS
+    for around in (tail, 1000, 5000):
         page = soup_of(await client.get(f"/sessions/{sid}", params={"around": around}))
-        assert seqs(page) == list(range(701, 1001)), around
+        assert seqs(page) == list(range(tail, 1001)), around
         assert page.select_one("#history-later") is None
     r = await client.get(f"/sessions/{sid}", params={"around": "0"})
     assert r.status_code == 422
