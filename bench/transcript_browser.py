@@ -231,7 +231,10 @@ def main() -> int:
         data_dir = tmp / "data"
         long_id, fill_s = fill(data_dir, args.events, args.events, 7)
         say(f"filled one session of {args.events:,} events in {fill_s:.1f} s")
-        with serving(data_dir, tmp / "server.log") as base:
+        # An empty Claude config: the app's history finds no terminal transcripts to list.
+        claude_config = tmp / "claude-config"
+        claude_config.mkdir()
+        with serving(data_dir, tmp / "server.log", claude_config) as base:
             results = asyncio.run(measure(args, base, long_id, tmp))
 
     opens, scroll, streams = results["open"], results["scroll"], results["stream"]
