@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
-from fastapi.staticfiles import StaticFiles
 
 from app import __version__
 from app.db.datadir import DataDirLock, tighten
@@ -62,6 +61,7 @@ from app.web.security import (
     link_key_for,
     load_or_create_token,
 )
+from app.web.static import CheckedStaticFiles
 from app.web.usage import api as api_usage
 from app.web.usage import pages as pages_usage
 
@@ -143,7 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.signin_codes = codes = SignInCodes()
     app.state.devices = devices = DeviceSessions(engine)
     app.state.pairings = Pairings()
-    app.mount("/static", StaticFiles(directory=static_dir()), name="static")
+    app.mount("/static", CheckedStaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
     app.include_router(api_steer.router)
     app.include_router(api_files.router)
