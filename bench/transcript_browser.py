@@ -8,15 +8,16 @@ A fresh data dir gets one session of ``--events`` stored events (``bench/history
 mix); ``angelia serve`` runs on it, and Debian's Chromium (Playwright) opens the session:
 
 * **open**: from navigation start to the first contentful paint, and to the moment the
-  transcript's last event is on screen; the longest main-thread task while loading;
+  transcript's last event is on screen; the longest main-thread task while loading; then
+  the same page again in that browser profile (``again_``: with what the browser kept);
 * **scroll back**: the transcript scrolled to its top ``--pages`` times, each loading the
   page of events above; the longest task and the longest gap between frames meanwhile;
 * **stream**: a second session, run by the fake Claude CLI (``tests/fakes/fake_claude.py``),
   streams ``--tokens`` text pieces about 1 ms apart into the open page; the longest task,
   the longest frame gap, and the pieces per second that arrived.
 
-Targets (issue: a long transcript stays fast): first screen < 500 ms, longest task while
-streaming < 50 ms. Long tasks come from the Long Tasks API (tasks over 50 ms); "none"
+Targets: first screen <= 300 ms (fair under a flood), longest task while streaming < 50 ms
+(a long transcript stays fast). Long tasks come from the Long Tasks API (tasks over 50 ms); "none"
 means no task reached 50 ms. Run inside ``.ci/in-netns`` for a loopback-only network.
 """
 
@@ -37,7 +38,7 @@ from history import REPO, TOKEN, fill, machine, say, serving
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 
 FAKE_CLAUDE = REPO / "tests" / "fakes" / "fake_claude.py"
-TARGET_FIRST_SCREEN_MS = 500.0
+TARGET_FIRST_SCREEN_MS = 300.0
 TARGET_LONG_TASK_MS = 50.0
 
 # Installed before any page script: collects long tasks and frame gaps from the start.
@@ -69,33 +70,44 @@ async def window(page: Any) -> dict[str, Any]:
     return found
 
 
+async def visit(page: Any, url: str) -> dict[str, float]:
+    """One navigation: first contentful paint, the last event on screen, DOMContentLoaded."""
+    await page.goto(url, wait_until="commit")
+    await page.wait_for_function(
+        "() => { const items = document.querySelectorAll('#transcript [data-seq]');"
+        " if (!items.length) return false;"
+        " const r = items[items.length - 1].getBoundingClientRect();"
+        " if (r.bottom > 0 && r.top < innerHeight) {"
+        "   window.__shown = window.__shown || performance.now(); return true; }"
+        " return false; }",
+        polling="raf",
+    )
+    timing = await page.evaluate(
+        "() => ({fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {})"
+        ".startTime || 0, shown: window.__shown,"
+        " dcl: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd})"
+    )
+    await page.wait_for_load_state("load")
+    return {k: float(v) for k, v in timing.items()}
+
+
 async def open_once(browser: Any, url: str) -> dict[str, float]:
+    """A first visit in a fresh browser profile (nothing cached), then the same page again
+    (the browser's kept /static files and compiled scripts: what a returning user sees)."""
     context = await browser.new_context(viewport={"width": 1200, "height": 800})
     await context.add_init_script(PROBE)
     page = await context.new_page()
     try:
-        await page.goto(url, wait_until="commit")
-        await page.wait_for_function(
-            "() => { const items = document.querySelectorAll('#transcript [data-seq]');"
-            " if (!items.length) return false;"
-            " const r = items[items.length - 1].getBoundingClientRect();"
-            " if (r.bottom > 0 && r.top < innerHeight) {"
-            "   window.__shown = window.__shown || performance.now(); return true; }"
-            " return false; }",
-            polling="raf",
-        )
-        timing = await page.evaluate(
-            "() => ({fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {})"
-            ".startTime || 0, shown: window.__shown,"
-            " dcl: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd})"
-        )
-        await page.wait_for_load_state("load")
+        cold = await visit(page, url)
         loaded = await window(page)
+        warm = await visit(page, url.split("?")[0])
         return {
-            "fcp_ms": float(timing["fcp"]),
-            "last_event_shown_ms": float(timing["shown"]),
-            "dom_content_loaded_ms": float(timing["dcl"]),
+            "fcp_ms": cold["fcp"],
+            "last_event_shown_ms": cold["shown"],
+            "dom_content_loaded_ms": cold["dcl"],
             "longest_task_ms": longest([t["duration"] for t in loaded["tasks"]]),
+            "again_fcp_ms": warm["fcp"],
+            "again_last_event_shown_ms": warm["shown"],
         }
     finally:
         await context.close()
@@ -201,10 +213,12 @@ async def measure(args: argparse.Namespace, base: str, long_id: str, tmp: Path) 
             )
             try:
                 url = f"{base}/sessions/{long_id}?token={TOKEN}"
+                # Not measured: a server's very first page compiles its templates.
+                await open_once(browser, url)
                 opens = [await open_once(browser, url) for _ in range(args.runs)]
                 scroll = await scroll_back(browser, url, args.pages)
                 streams = []
-                for _ in range(args.runs):
+                for _ in range(args.runs if args.tokens else 0):
                     sid = client.post("/api/sessions", json={"profile_id": profile}).json()["id"]
                     streams.append(await stream(browser, base, client, sid, args.tokens))
             finally:
@@ -239,9 +253,16 @@ def main() -> int:
 
     opens, scroll, streams = results["open"], results["scroll"], results["stream"]
     say(f"\nopen a {args.events:,}-event session (median of {args.runs}):")
-    for key in ("fcp_ms", "last_event_shown_ms", "dom_content_loaded_ms", "longest_task_ms"):
+    for key in (
+        "fcp_ms",
+        "last_event_shown_ms",
+        "dom_content_loaded_ms",
+        "longest_task_ms",
+        "again_fcp_ms",
+        "again_last_event_shown_ms",
+    ):
         # A run where Chromium recorded no paint entry has no first-contentful-paint.
-        rows = [r for r in opens if key != "fcp_ms" or r[key] > 0] or opens
+        rows = [r for r in opens if not key.endswith("fcp_ms") or r[key] > 0] or opens
         values = ", ".join(f"{r[key]:.0f}" for r in opens)
         say(f"  {key:<24} {median(rows, key):7.1f}   (runs: {values})")
     say(
@@ -259,16 +280,17 @@ def main() -> int:
         "longest_frame_gap_ms",
         "p99_frame_gap_ms",
     ):
-        values = ", ".join(f"{r[key]:.0f}" for r in streams)
-        say(f"  {key:<24} {median(streams, key):7.1f}   (runs: {values})")
+        if streams:
+            values = ", ".join(f"{r[key]:.0f}" for r in streams)
+            say(f"  {key:<24} {median(streams, key):7.1f}   (runs: {values})")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     first = median(opens, "last_event_shown_ms")
-    task = median(streams, "longest_task_ms")
-    ok = first < TARGET_FIRST_SCREEN_MS and task < TARGET_LONG_TASK_MS
+    task = median(streams, "longest_task_ms") if streams else 0.0
+    ok = first <= TARGET_FIRST_SCREEN_MS and task < TARGET_LONG_TASK_MS
     say(
         f"\nSUMMARY transcript in the browser: first screen {first:.0f} ms "
-        f"(< {TARGET_FIRST_SCREEN_MS:.0f}), longest task while streaming {task:.0f} ms "
+        f"(<= {TARGET_FIRST_SCREEN_MS:.0f}), longest task while streaming {task:.0f} ms "
         f"(< {TARGET_LONG_TASK_MS:.0f}) -> {'MET' if ok else 'MISSED'}"
     )
     return 0
