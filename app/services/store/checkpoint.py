@@ -6,9 +6,8 @@ write lock for the whole copy and its two fsyncs: 190-230 ms after a 20 MB tool 
 was stored, during which no session's events were committed and a status update on the
 event loop waited too. Every connection of the app leaves that to a log ten times as
 long (``configure_connection``: a safety net, should this thread fall behind), and this
-thread checkpoints once about as much has been written as SQLite's default waits for
-(``EVERY_BYTES``), at most once per ``GAP_S``, in PASSIVE mode: it takes no write lock,
-so the writer goes on committing while the log is copied.
+thread checkpoints at most once per ``GAP_S`` while anything is written, in PASSIVE
+mode: it takes no write lock, so the writer goes on committing while the log is copied.
 """
 
 from __future__ import annotations
@@ -23,9 +22,6 @@ from app.db.engine import configure_connection
 log = logging.getLogger(__name__)
 
 GAP_S = 1.0
-# About SQLite's own default of 1,000 pages of 4 KiB: a checkpoint syncs the disk twice,
-# so a stream of small events should not cause one every second.
-EVERY_BYTES = 4 * 1024 * 1024
 
 
 class Checkpointer:
@@ -35,17 +31,9 @@ class Checkpointer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.checkpoints = 0
-        self._written = 0
-
-    def wrote(self, size: int) -> None:
-        """The writer committed about ``size`` bytes (called on its thread only)."""
-        self._written += size
-        if self._written >= EVERY_BYTES:
-            self._written = 0
-            self.nudge()
 
     def nudge(self) -> None:
-        """Checkpoint now, or ``GAP_S`` after the last one."""
+        """Something was committed: checkpoint within ``GAP_S``."""
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._run, name="angelia-checkpoint", daemon=True

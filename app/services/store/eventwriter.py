@@ -54,8 +54,6 @@ INSERT_EVENT = (
 INSERT_FTS = "INSERT INTO event_fts (rowid, body, session_id, seq, kind) VALUES (?, ?, ?, ?, ?)"
 # Rows per multi-row statement: 750 parameters, below the 999 older SQLite builds allow.
 ROWS_PER_STATEMENT = 150
-# What a row costs in the log besides its payload (its other columns and search row), roughly.
-ROW_BYTES = 200
 
 
 def _insert_events_sql(rows: int) -> str:
@@ -315,8 +313,7 @@ class EventWriter:
                     stored += [r for r in part if self._insert(conn, r)]
             conn.execute("COMMIT")
             self.commits += 1
-            size = sum(len(r.payload_json) for r in stored) + ROW_BYTES * len(stored)
-            self._checkpointer.wrote(size)
+            self._checkpointer.nudge()
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
