@@ -17,6 +17,7 @@ import atexit
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import uuid
@@ -45,13 +46,51 @@ def _signature(index: Path) -> Signature:
     return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+PREFIX = "angelia-git-index-"
+
+
 def _private_folder() -> Path:
     global _folder
     if _folder is None or not _folder.is_dir():
+        # A process killed outright (SIGKILL, a crash) never ran its atexit clean-up.
+        sweep_stale(Path(tempfile.gettempdir()))
         # mkdtemp makes it 0700 with an unguessable name: no other user can plant a file.
-        _folder = Path(tempfile.mkdtemp(prefix="angelia-git-index-"))
+        # The pid in the name tells a later process whether its owner is gone.
+        _folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         atexit.register(shutil.rmtree, _folder, True)
     return _folder
+
+
+def sweep_stale(temp: Path) -> list[Path]:
+    """Remove the scratch folders in ``temp`` that processes of this user left when they
+    died; return them. Only real folders owned by this user whose process is gone are
+    touched: not another user's, not a link, not a live process's."""
+    removed = []
+    for entry in temp.glob(f"{PREFIX}*"):
+        pid_text = entry.name[len(PREFIX) :].split("-", 1)[0]
+        try:
+            info = entry.lstat()
+        except OSError:
+            continue
+        if not pid_text.isdigit() or info.st_uid != os.getuid():
+            continue
+        if not stat.S_ISDIR(info.st_mode) or _alive(int(pid_text)):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process took the number: leave the folder be
+    except (OverflowError, ValueError):
+        return True  # no pid of ours: not a folder this module made
+    return True
 
 
 @contextmanager
