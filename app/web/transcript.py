@@ -7,11 +7,13 @@ what the stream showed.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
 from fastapi.templating import Jinja2Templates
 
+from app.services.store.eventlog import EventLog
 from app.services.store.records import EventDict
 from app.web.formatting import as_number, as_text
 from app.web.nesting import nest_subagents
@@ -128,11 +130,11 @@ def error_advice(event: EventDict) -> str:
     )
 
 
-def fold_events(events: list[EventDict]) -> list[EventDict]:
+def fold_events(events: list[EventDict], completed_later: Collection[str] = ()) -> list[EventDict]:
     """Shape a stored event list for the page.
 
     - text deltas of a message that later completed are dropped (the full message
-      follows);
+      follows, in this list or, for ``completed_later``'s message ids, after it);
     - the deltas of a message still streaming become one ``text_stream`` item at the
       position of its first delta, as the live page builds it;
     - a ``permission_request`` gets its ``permission_decision`` as ``decision`` (the
@@ -145,7 +147,7 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
     - a subagent's work moves under the tool call that runs it (``nest_subagents``).
     Input dicts are never modified.
     """
-    completed: set[str] = set()
+    completed: set[str] = set(completed_later)
     dropped: set[int] = set()
     for index in range(len(events) - 1, -1, -1):
         event = events[index]
@@ -220,6 +222,24 @@ def fold_events(events: list[EventDict]) -> list[EventDict]:
 
 
 _QUEUE_OUTCOMES = {"queued_sent": "sent", "queued_dropped": "dropped"}
+
+
+def completed_later(log: EventLog, session_id: str, events: list[EventDict]) -> set[str]:
+    """The message ids of ``events``' text deltas whose full message was stored after them.
+
+    A page of events that stops inside a message's stream (the page loaded above a later
+    one, or the window around a search hit) would otherwise show those pieces again as a
+    message still streaming. A message is finished within its turn, so only the events up
+    to the first turn end after the page are read.
+    """
+    ids = {str(e.get("message_id") or "") for e in events if e.get("kind") == "text_delta"}
+    if not ids:
+        return set()
+    last = int(events[-1]["seq"])
+    end = log.list(session_id, after=last, kind="turn_end", limit=1)
+    before = int(end[0]["seq"]) if end else None
+    later = log.list(session_id, after=last, before=before, kind="assistant_message")
+    return ids & {str(e.get("message_id") or "") for e in later}
 
 
 def settle_queue(items: list[EventDict]) -> None:

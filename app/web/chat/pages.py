@@ -33,6 +33,7 @@ from app.web.history.terminal import follow_state, refuse_if_followed
 from app.web.sidebar import with_sidebar
 from app.web.stopping import stopped_event
 from app.web.transcript import (
+    completed_later,
     fold_events,
     render_event,
     sse_event_name,
@@ -197,6 +198,7 @@ async def session_page(
         # A long session opens at its end; earlier events load as the user scrolls up.
         events = state.events.list(session_id, limit=PAGE_EVENTS, newest=True)
     shown_last = events[-1]["seq"] if events else 0
+    later_done = completed_later(state.events, session_id, events) if shown_last < latest else set()
     install_hint = _install_hint(chat.backend)
     # The header and the composer need the backend's newest report even when it is
     # older than the tail of events the page shows.
@@ -206,7 +208,7 @@ async def session_page(
     context = base_context(request, state) | {
         "session": chat.model_dump(),
         "profile": profile.model_dump(),
-        "items": fold_events(events),
+        "items": fold_events(events, later_done),
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
         # The stream follows on from the newest stored event, even when it is not shown.
@@ -248,7 +250,7 @@ async def earlier(
     events = state.events.list(session_id, before=before, limit=EARLIER_EVENTS, newest=True)
     context = base_context(request, state) | {
         "session_id": session_id,
-        "items": fold_events(events),
+        "items": fold_events(events, completed_later(state.events, session_id, events)),
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
         "install_hint": _install_hint(chat.backend),
