@@ -130,11 +130,11 @@ def error_advice(event: EventDict) -> str:
     )
 
 
-def fold_events(events: list[EventDict], completed_later: Collection[str] = ()) -> list[EventDict]:
+def fold_events(events: list[EventDict], finished_after: Collection[str] = ()) -> list[EventDict]:
     """Shape a stored event list for the page.
 
     - text deltas of a message that later completed are dropped (the full message
-      follows, in this list or, for ``completed_later``'s message ids, after it);
+      follows, in this list or, for ``finished_after``'s message ids, after it);
     - the deltas of a message still streaming become one ``text_stream`` item at the
       position of its first delta, as the live page builds it;
     - a ``permission_request`` gets its ``permission_decision`` as ``decision`` (the
@@ -147,7 +147,7 @@ def fold_events(events: list[EventDict], completed_later: Collection[str] = ()) 
     - a subagent's work moves under the tool call that runs it (``nest_subagents``).
     Input dicts are never modified.
     """
-    completed: set[str] = set(completed_later)
+    completed: set[str] = set(finished_after)
     dropped: set[int] = set()
     for index in range(len(events) - 1, -1, -1):
         event = events[index]
