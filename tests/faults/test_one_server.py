@@ -52,6 +52,10 @@ async def test_a_second_server_leaves_the_first_ones_agents_alone(
 
             # The first server's agent and session are untouched, and it still works.
             assert pid_alive(agent)
+        # On a new connection: the second server can take longer to give up than the first
+        # one keeps an idle connection open (5 s), and a request sent as the server closes
+        # it gets no answer, whichever server it is.
+        async with first.client() as client:
             session = (await client.get(f"/api/sessions/{sid}")).json()
             assert session["status"] == "working"
             after = (await client.get(f"/api/sessions/{sid}/events")).json()["events"]
