@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import Engine
+
+from app.db.engine import open_database
 
 
 @pytest.fixture
@@ -13,3 +17,11 @@ def bindir(tmp_path: Path) -> Path:
     d = tmp_path / "bin"
     d.mkdir()
     return d
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    """A fresh, migrated database."""
+    engine = open_database(tmp_path / "data")
+    yield engine
+    engine.dispose()

@@ -1,7 +1,7 @@
 """The event log: gapless per-session sequence numbers, storage, and live fan-out.
 
-``append`` numbers an event, encodes it once (a payload of megabytes is left to the
-writer thread) and hands it to the writer thread
+``append`` numbers an event, encodes it once (a payload of megabytes is left to a
+thread of its own, ``bigpayload``) and hands it to the writer thread
 (``eventwriter``), which stores it in a batch; only once it is committed is the event
 put on the queue of each live subscriber. So the event loop never waits for the disk,
 and no reader ever sees an event that a crash could still take away. Subscribers replay
@@ -36,7 +36,8 @@ from sqlalchemy.engine import Engine
 from app.db.models import Event, utcnow
 from app.services.store import sessionwatch
 from app.services.store.backlog import Backlog
-from app.services.store.eventwriter import EventWriter, is_big
+from app.services.store.bigpayload import is_big
+from app.services.store.eventwriter import EventWriter
 from app.services.store.records import EventDict, StoredEvent, encode_payload
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ class EventLog:
     def append(self, session_id: str, kind: str, payload: dict[str, Any]) -> StoredEvent:
         """Number, encode and queue one event for storage; returns it."""
         created = utcnow()
-        # A payload of megabytes (a long tool result) is encoded by the writer thread, a
+        # A payload of megabytes (a long tool result) is encoded by the preparer thread, a
         # slice at a time; "" marks it as not encoded yet.
         body = "" if is_big(payload) else encode_payload(payload)
         with self._lock:

@@ -11,9 +11,9 @@ two per event: every statement lets go of the interpreter lock while SQLite work
 while the event loop is busy, getting it back can take a switch interval (5 ms) each
 time, so a writer that asked for it per event fell seconds behind a busy loop.
 
-A payload of megabytes (a ``cat`` of a big file) is encoded here rather than on the
-event loop, and in slices of its long strings with the interpreter lock let go between
-them, so neither thread holds the other up for the whole encoding.
+A payload of megabytes (a ``cat`` of a big file) is encoded on neither the event loop
+nor this thread but by the preparer's (``bigpayload``), so no other session's events
+wait for it; its session's later events follow it through there, in order.
 
 A failing write (a full disk, a locked or read-only file) is retried with a growing
 pause, and everything queued behind it waits, in order, rather than being lost or
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import queue
 import sqlite3
@@ -34,9 +33,9 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from app.db.engine import configure_connection
+from app.services.store.bigpayload import Preparer
 from app.services.store.checkpoint import Checkpointer
 from app.services.store.records import StoredEvent
 from app.services.store.search import indexed_text
@@ -91,81 +90,6 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-# A payload holding more text than this is encoded by the writer, in slices this long.
-BIG_PAYLOAD_CHARS = 512 * 1024
-SLICE_CHARS = 1024 * 1024
-# Past this many values a payload counts as big without looking further.
-WALK_LIMIT = 5000
-
-
-def is_big(payload: object) -> bool:
-    """Whether ``payload`` holds more than ``BIG_PAYLOAD_CHARS`` of text (or is too
-    large to tell cheaply)."""
-    size = 0
-    stack = [payload]
-    for _ in range(WALK_LIMIT):
-        if not stack:
-            return False
-        value = stack.pop()
-        if isinstance(value, str):
-            size += len(value)
-            if size > BIG_PAYLOAD_CHARS:
-                return True
-        elif isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list | tuple):
-            stack.extend(value)
-    return bool(stack)
-
-
-def encode_gently(payload: dict[str, Any], pause: Callable[[], None]) -> str:
-    """Exactly ``records.encode_payload(payload)``, with long strings encoded a slice at
-    a time and ``pause`` called between slices."""
-    parts: list[str] = []
-    _encode(payload, parts, pause)
-    return "".join(parts)
-
-
-def _encode(value: object, parts: list[str], pause: Callable[[], None]) -> None:
-    if type(value) is str and len(value) > SLICE_CHARS:
-        # A slice boundary never splits an escape: each character is escaped on its own.
-        parts.append('"')
-        for start in range(0, len(value), SLICE_CHARS):
-            parts.append(json.dumps(value[start : start + SLICE_CHARS])[1:-1])
-            pause()
-        parts.append('"')
-    elif type(value) is dict and _holds_long_text(value) and all(type(k) is str for k in value):
-        parts.append("{")
-        for n, (key, item) in enumerate(value.items()):
-            parts.append(("," if n else "") + json.dumps(key) + ":")
-            _encode(item, parts, pause)
-        parts.append("}")
-    elif type(value) in (list, tuple) and _holds_long_text(value):
-        assert isinstance(value, list | tuple)
-        parts.append("[")
-        for n, item in enumerate(value):
-            if n:
-                parts.append(",")
-            _encode(item, parts, pause)
-        parts.append("]")
-    else:
-        parts.append(json.dumps(value, separators=(",", ":")))
-
-
-def _holds_long_text(value: object) -> bool:
-    if type(value) is str:
-        return len(value) > SLICE_CHARS
-    if isinstance(value, dict):
-        return any(_holds_long_text(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_holds_long_text(v) for v in value)
-    return False
-
-
-def _yield_lock() -> None:
-    time.sleep(0)  # lets go of the interpreter lock, so the event loop can take it
-
-
 _STOP = object()
 Item = StoredEvent | Barrier | object
 
@@ -184,6 +108,7 @@ class EventWriter:
         # Called after every batch, stored or not: what waits on the queue's length.
         self._on_done = on_done
         self._queue: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        self._preparer = Preparer(self._queue.put)
         self._thread: threading.Thread | None = None
         self._checkpointer = Checkpointer(db_path)
         self._start_lock = threading.Lock()
@@ -197,7 +122,8 @@ class EventWriter:
     def submit(self, record: StoredEvent) -> None:
         self._ensure_thread()
         self.submitted += 1
-        self._queue.put(record)
+        if not self._preparer.take(record):
+            self._queue.put(record)
 
     @property
     def checkpoints(self) -> int:
@@ -207,7 +133,8 @@ class EventWriter:
     def barrier(self, loop: asyncio.AbstractEventLoop | None = None) -> Barrier:
         self._ensure_thread()
         barrier = Barrier(loop)
-        self._queue.put(barrier)
+        if not self._preparer.take_barrier(barrier):
+            self._queue.put(barrier)
         return barrier
 
     def close(self, timeout: float) -> None:
@@ -217,6 +144,7 @@ class EventWriter:
         if thread is None:
             return
         self._give_up_at = time.monotonic() + timeout
+        self._preparer.close(timeout)
         self._queue.put(_STOP)
         thread.join(timeout + 1)
         self._checkpointer.close()
@@ -247,9 +175,6 @@ class EventWriter:
                     except queue.Empty:
                         break
                 records = [i for i in items if isinstance(i, StoredEvent)]
-                for record in records:
-                    if not record.payload_json:
-                        self._encode(record)
                 if records:
                     try:
                         self._store(conn, records)
@@ -265,17 +190,6 @@ class EventWriter:
                     return
         finally:
             conn.close()
-
-    def _encode(self, record: StoredEvent) -> None:
-        """Encode a payload the event loop left to this thread, and the API's JSON of it
-        too, so that sending it costs the loop no copying of megabytes either."""
-        try:
-            record.payload_json = encode_gently(record.payload, _yield_lock)
-        except (TypeError, ValueError, RecursionError) as exc:
-            # Its seq is taken: store a note in its place rather than leave a gap.
-            log.error("event %s #%d cannot be encoded: %s", record.session_id, record.seq, exc)
-            record.payload_json = json.dumps({"unstorable": str(exc)})
-        record.json  # noqa: B018 - computed now, kept by the record
 
     def _store(self, conn: sqlite3.Connection, records: list[StoredEvent]) -> None:
         pause = RETRY_FIRST_S

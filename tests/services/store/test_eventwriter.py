@@ -7,23 +7,14 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
 
-from app.db.engine import open_database
 from app.schemas import ProfileCreate
 from app.services.store import store
 from app.services.store.eventlog import EventLog, StoredEvent, Subscription
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = open_database(tmp_path / "data")
-    yield engine
-    engine.dispose()
 
 
 def new_session(engine: Engine, cwd: Path) -> str:

@@ -5,25 +5,15 @@ and an end when the server stops."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.db.engine import open_database
 from app.db.models import ChatSession
 from app.services.store import store
 from app.services.store.eventlog import SESSIONS_CHANNEL, EventLog, Subscription
 from tests.services.store.test_eventwriter import new_session
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = open_database(tmp_path / "data")
-    yield engine
-    engine.dispose()
 
 
 async def marks(sub: Subscription) -> list[str]:
