@@ -36,7 +36,7 @@ from app.web.access.guard import SecurityMiddleware
 from app.web.board import api as api_board
 from app.web.board import pages as pages_board
 from app.web.bodylimits import JsonBodyLimits
-from app.web.chat import api, pages
+from app.web.chat import api, api_events, pages
 from app.web.chat import context as pages_context
 from app.web.chat import decisions as pages_decisions
 from app.web.chat import files as api_files
@@ -145,6 +145,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.pairings = Pairings()
     app.mount("/static", CheckedStaticFiles(directory=static_dir()), name="static")
     app.include_router(api.router)
+    app.include_router(api_events.router)
     app.include_router(api_steer.router)
     app.include_router(api_files.router)
     app.include_router(docs.router)

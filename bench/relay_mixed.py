@@ -106,11 +106,30 @@ def run_drain(url: str, sid: str, after: str, out: Path) -> None:
                 seen["deltas"] += event.count(b" ") - 2
             elif kind == b"tool_result":
                 seen["tool_result_bytes"] = len(event)
+                if b'"elided"' in event:  # a stand-in: read the whole event where it says
+                    data = json.loads(event.split(b"data: ", 1)[1].split(b"\n", 1)[0])
+                    seen["tool_result_bytes"] = fetch_whole(parts, data["elided"]["href"])
+                    seen["fetched"] = 1
             elif kind in (b"turn_end", b"error"):
                 out.write_text(json.dumps(seen))
                 return
         scan = max(len(buf) - 1, 0)
     out.write_text(json.dumps(seen))
+
+
+def fetch_whole(parts: Any, href: str) -> int:
+    """GET ``href`` (the whole of an event a stream left out), reading it as it comes;
+    its length in bytes."""
+    import http.client
+
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=600)
+    conn.request("GET", href, headers={"Authorization": f"Bearer {TOKEN}"})
+    resp = conn.getresponse()
+    size = 0
+    while chunk := resp.read1(1 << 16):
+        size += len(chunk)
+    conn.close()
+    return size
 
 
 class Drain:
@@ -242,6 +261,8 @@ def report(r: dict[str, Any], quiet: dict[str, Any] | None) -> None:
     extra = f"       other work {r['other_cpu_percent']:.0f}% of the CPU time; {r['span_s']:.1f} s"
     if r["case"] == "big":
         extra += f"; tool result event received: {r['busy'].get('tool_result_bytes', 0):,} bytes"
+        if r["busy"].get("fetched"):
+            extra += " (a stand-in on the stream, the whole event by its href)"
     if r["case"] == "flood":
         extra += f"; flooding session relayed {r['busy_deltas_per_s']:,.0f} deltas/s"
     say(extra)

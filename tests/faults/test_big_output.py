@@ -1,10 +1,11 @@
 """A tool result of megabytes in the middle of a turn, beside a session that streams.
 
 Agents print single lines of many megabytes (a ``cat`` of a big file, an image). Such a
-line is parsed in a worker thread and its payload encoded by the writer thread, so the
+line is parsed in a worker thread and its payload encoded by a thread of its own, so the
 event loop keeps serving everyone else meanwhile. Whatever the timing, every event must
-arrive once, whole, in order and with gapless ``seq``, on the stream and in storage, the
-text must be searchable, and the other session and ``/api/health`` must keep answering.
+arrive once, in order and with gapless ``seq``, on the stream and in storage (the big one
+on the stream as a stand-in saying where the whole event is), the text must be
+searchable, and the other session and ``/api/health`` must keep answering.
 """
 
 from __future__ import annotations
@@ -87,7 +88,17 @@ async def test_a_big_tool_result_arrives_whole_and_in_order_beside_another_strea
     assert "".join(t for k, t in shown[:call] if k == "text_delta") == "before the file"
     assert "".join(t for k, t in shown[call:] if k == "text_delta") == "after the file"
     [result] = of_kind(big_frames, "tool_result")
-    assert result["output"] == BIG_TEXT
+    # Too big to send down a stream: the event's own fields, and where the whole one is.
+    assert "output" not in result, sorted(result)
+    assert result["elided"]["chars"] > len(BIG_TEXT)
+    whole = await client.get(result["elided"]["href"])
+    assert whole.status_code == 200 and whole.headers["content-type"] == "application/json"
+    event = whole.json()
+    assert (event["seq"], event["kind"], event["output"]) == (
+        result["seq"],
+        "tool_result",
+        BIG_TEXT,
+    )
 
     stored = await wait_for_events(client, big_sid, count("turn_end"))
     # (a status event may follow the turn's end)
@@ -97,3 +108,20 @@ async def test_a_big_tool_result_arrives_whole_and_in_order_beside_another_strea
     found = (await client.get("/api/search", params={"q": "zanzibarquokka"})).json()
     assert [(h["session_id"], h["seq"]) for h in found] == [(big_sid, result["seq"])]
     assert (await client.get("/api/search", params={"q": "wombatfarewell"})).json() == []
+
+
+async def test_one_event_is_read_whole_by_its_seq_and_a_missing_one_is_404(
+    client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any], tmp_path: Path
+) -> None:
+    scenario = write_scenario(tmp_path / "small.json", [[{"text": "hello", "chunks": 2}]])
+    sid = await _session(client, project_dir, fake_claude, scenario)
+    await send(client, sid, "hi")
+    stored = await wait_for_events(client, sid, count("turn_end"))
+    for event in stored:
+        r = await client.get(f"/api/sessions/{sid}/events/{event['seq']}")
+        assert r.status_code == 200 and r.json() == event
+    last = stored[-1]["seq"]
+    missing = await client.get(f"/api/sessions/{sid}/events/{last + 100}")
+    assert missing.status_code == 404 and str(last + 100) in missing.json()["detail"]
+    nobody = await client.get("/api/sessions/no-such-session/events/1")
+    assert nobody.status_code == 404

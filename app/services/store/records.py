@@ -71,6 +71,13 @@ class StoredEvent:
             self._json = body + ("," if body != "{" else "") + tail
         return self._json
 
+    def stand_in(self, **fields: Any) -> str:
+        """The event's own fields (seq, session_id, kind, at) and ``fields`` as JSON, with
+        none of its payload: what a stream sends in place of an event too big to send."""
+        out: EventDict = dict(fields)
+        out.update(seq=self.seq, session_id=self.session_id, kind=self.kind, at=self.at)
+        return json.dumps(out, separators=(",", ":"))
+
     def as_dict(self) -> EventDict:
         out: EventDict = dict(self.payload)
         out.update(seq=self.seq, session_id=self.session_id, kind=self.kind, at=self.at)

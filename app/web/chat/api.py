@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi import APIRouter, Path, Query, Response
 
 from app import __version__
 from app.errors import ValidationFailed
@@ -40,8 +38,7 @@ from app.services.review import lineage
 from app.services.sessions import finish, workspace
 from app.services.sessions.images import decode_image
 from app.services.store import search, store
-from app.web.chat.streaming import replay_then_follow
-from app.web.deps import MAX_SEQ, LastEventIdDep, SessionIdDep, StateDep, aware_utc
+from app.web.deps import MAX_SEQ, StateDep, aware_utc
 from app.web.history.terminal import refuse_if_followed
 from app.web.security import link_proof
 
@@ -313,40 +310,6 @@ async def set_model(session_id: str, body: ModelIn, state: StateDep) -> SessionP
     return SessionPublic.model_validate(
         store.get_session(state.engine, session_id), from_attributes=True
     )
-
-
-@router.get("/sessions/{session_id}/events", tags=["events"])
-async def list_events(
-    session_id: str,
-    state: StateDep,
-    after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
-    before: Annotated[int | None, Query(ge=1, le=MAX_SEQ)] = None,
-    limit: Annotated[int | None, Query(ge=1, le=100_000)] = None,
-    tail: Annotated[bool, Query(description="the last `limit` events of the range")] = False,
-) -> dict[str, list[dict[str, Any]]]:
-    """Stored events with ``after < seq < before``, oldest first."""
-    store.get_session(state.engine, session_id)
-    events = state.events.list(session_id, after=after, before=before, limit=limit, newest=tail)
-    return {"events": events}
-
-
-@router.get("/sessions/{session_id}/stream", response_class=EventSourceResponse, tags=["events"])
-async def stream(
-    session_id: SessionIdDep,
-    request: Request,
-    state: StateDep,
-    last_event_id: LastEventIdDep,
-    after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
-) -> AsyncIterator[ServerSentEvent]:
-    """Live events as SSE (``id`` = seq); honours ``Last-Event-ID`` (ASCII digits, else
-    400) before ``?after=``. A client that falls behind gets each waiting run of one
-    message's ``text_delta`` pieces as one, with ``joined``: how many stored events it
-    stands for (the seqs up to its own). A replay is exact."""
-    store.get_session(state.engine, session_id)
-    start = last_event_id if last_event_id is not None else after or 0
-    async for event in replay_then_follow(state.events, session_id, start, request):
-        # The JSON text made once when the event was appended, for every client alike.
-        yield ServerSentEvent(id=str(event.seq), event=event.kind, raw_data=event.json)
 
 
 # -- permissions ------------------------------------------------------------------
