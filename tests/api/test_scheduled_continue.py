@@ -150,7 +150,9 @@ async def test_no_limit_reported_shows_nothing(
 async def test_continue_at_the_reset_is_sent_once_and_shown_until_then(
     client: httpx.AsyncClient, project_dir: Path, fake_claude: dict[str, Any]
 ) -> None:
-    reset = int(time.time()) + 3
+    # Far enough ahead that the page is still read before the continue goes out, with
+    # the machine busy (3 s was not, once).
+    reset = int(time.time()) + 8
     sid = await limited_session(client, project_dir, fake_claude, reset)
 
     r = await client.post(f"/api/sessions/{sid}/resume-at", json={})
