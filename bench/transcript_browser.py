@@ -8,7 +8,8 @@ A fresh data dir gets one session of ``--events`` stored events (``bench/history
 mix); ``angelia serve`` runs on it, and Debian's Chromium (Playwright) opens the session:
 
 * **open**: from navigation start to the first contentful paint, and to the moment the
-  transcript's last event is on screen; the longest main-thread task while loading; then
+  transcript's last event is on screen (inside the transcript's scroll box and not under a
+  fixed bar); the longest main-thread task while loading; then
   the same page again in that browser profile (``again_``: with what the browser kept);
 * **scroll back**: the transcript scrolled to its top ``--pages`` times, each loading the
   page of events above; the longest task and the longest gap between frames meanwhile;
@@ -70,18 +71,28 @@ async def window(page: Any) -> dict[str, Any]:
     return found
 
 
+# The newest event is on screen once part of it lies inside the transcript's scroll box
+# and the window, and the middle of that part is the event itself, not a fixed or sticky
+# bar (the composer, the header) drawn over it.
+LAST_EVENT_SHOWN = """() => {
+  const items = document.querySelectorAll('#transcript [data-seq]');
+  const log = document.getElementById('transcript');
+  if (!items.length || !log) return false;
+  const el = items[items.length - 1];
+  const r = el.getBoundingClientRect(), box = log.getBoundingClientRect();
+  const top = Math.max(r.top, box.top, 0), bottom = Math.min(r.bottom, box.bottom, innerHeight);
+  if (bottom - top < 1) return false;
+  const hit = document.elementFromPoint(r.left + r.width / 2, (top + bottom) / 2);
+  if (!hit || !el.contains(hit)) return false;
+  window.__shown = window.__shown || performance.now();
+  return true;
+}"""
+
+
 async def visit(page: Any, url: str) -> dict[str, float]:
     """One navigation: first contentful paint, the last event on screen, DOMContentLoaded."""
     await page.goto(url, wait_until="commit")
-    await page.wait_for_function(
-        "() => { const items = document.querySelectorAll('#transcript [data-seq]');"
-        " if (!items.length) return false;"
-        " const r = items[items.length - 1].getBoundingClientRect();"
-        " if (r.bottom > 0 && r.top < innerHeight) {"
-        "   window.__shown = window.__shown || performance.now(); return true; }"
-        " return false; }",
-        polling="raf",
-    )
+    await page.wait_for_function(LAST_EVENT_SHOWN, polling="raf")
     timing = await page.evaluate(
         "() => ({fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {})"
         ".startTime || 0, shown: window.__shown,"
