@@ -274,7 +274,8 @@ async def test_a_failed_scheduled_continue_pushes(on: Rig) -> None:
     await on.server.app.state.angelia.manager.stop_brain(sid)
     write_scenario(on.fake["scenario"], [], unknown_resume=True)
     await on.subscribe()
-    at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    # Still ahead when the request arrives, however busy the machine.
+    at = (datetime.now(UTC) + timedelta(seconds=4)).isoformat()
     r = await on.api.post(f"/api/sessions/{sid}/resume-at", json={"at": at})
     assert r.status_code == 201, r.text
     (push,) = await on.arrived(1)

@@ -23,6 +23,9 @@ from tests.conftest import LiveServer, write_scenario
 from tests.helpers import count, send, wait_for_events
 
 FIVE_HOURS_S = 5 * 3600
+# How far ahead a due time is asked for: it must still lie ahead when the request
+# arrives, on a machine busy with other tests (1 s was not, once).
+SOON_S = 4
 
 
 def limit_event(status: str, reset: int, used: float = 1.0) -> dict[str, Any]:
@@ -193,7 +196,7 @@ async def test_a_continue_due_during_a_turn_waits_in_the_queue_like_a_message(
     sid = (await client.post("/api/sessions", json={"profile_id": pid})).json()["id"]
     await send(client, sid, "work for a while")
     await wait_for_events(client, sid, count("session_info"))  # the turn runs
-    at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    at = (datetime.now(UTC) + timedelta(seconds=SOON_S)).isoformat()
     r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": at})
     assert r.status_code == 201, r.text
     await wait_for_events(
@@ -216,7 +219,7 @@ async def test_a_cancelled_continue_is_never_sent(
     reset = int(time.time()) + 3600
     first = await limited_session(client, project_dir, fake_claude, reset)
     second = await limited_session(client, project_dir, fake_claude, reset)
-    soon = datetime.now(UTC) + timedelta(seconds=1)
+    soon = datetime.now(UTC) + timedelta(seconds=SOON_S)
     for sid, extra in ((first, 0), (second, 1)):
         at = (soon + timedelta(seconds=extra)).isoformat()
         r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": at})
@@ -283,7 +286,7 @@ async def test_a_due_continue_goes_after_a_restart_once(
         async with first.client() as client:
             reset = int(time.time()) + 3600
             sid = await limited_session(client, project_dir, fake_claude, reset)
-            at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+            at = (datetime.now(UTC) + timedelta(seconds=SOON_S)).isoformat()
             r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": at})
             assert r.status_code == 201, r.text
     finally:
@@ -312,7 +315,7 @@ async def test_nothing_is_sent_once_the_server_starts_to_stop(
     try:
         async with server.client() as client:
             sid = await limited_session(client, project_dir, fake_claude, int(time.time()) + 3600)
-            at = datetime.now(UTC) + timedelta(seconds=1)
+            at = datetime.now(UTC) + timedelta(seconds=SOON_S)
             r = await client.post(f"/api/sessions/{sid}/resume-at", json={"at": at.isoformat()})
             assert r.status_code == 201, r.text
             # What a signal does first; the agents are being shut down from here on.
