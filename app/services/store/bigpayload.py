@@ -102,15 +102,14 @@ def _yield_lock() -> None:
 
 
 def encode_record(record: StoredEvent) -> None:
-    """Encode a payload the event loop left unencoded, and the API's JSON of it too, so
-    that sending it costs the loop no copying of megabytes either."""
+    """Encode a payload the event loop left unencoded. (Its API JSON is not made here: a
+    stream sends a big event as a stand-in, and the whole event is read back by seq.)"""
     try:
         record.payload_json = encode_gently(record.payload, _yield_lock)
     except (TypeError, ValueError, RecursionError) as exc:
         # Its seq is taken: store a note in its place rather than leave a gap.
         log.error("event %s #%d cannot be encoded: %s", record.session_id, record.seq, exc)
         record.payload_json = json.dumps({"unstorable": str(exc)})
-    record.json  # noqa: B018 - computed now, kept by the record
 
 
 _STOP = object()
