@@ -102,6 +102,24 @@ def covered(frames: list[Event]) -> list[tuple[int, str]]:
     return out
 
 
+def assert_frames_are_stored(frames: list[Event], stored: list[Event]) -> None:
+    """Each frame is the stored event of its seq (with that seq as its SSE id and its kind
+    as the SSE event), or a run of stored text pieces joined: their text in order and the
+    last one's other fields (a client that fell behind gets those, see ``covered``)."""
+    by_seq = {e["seq"]: e for e in stored}
+    for f in frames:
+        assert f["_sse_id"] == str(f["seq"]) and f["_sse_event"] == f["kind"], f
+        n = int(f.get("joined", 1))
+        pieces = [by_seq[seq] for seq in range(f["seq"] - n + 1, f["seq"] + 1)]
+        shown = {k: v for k, v in f.items() if k not in ("_sse_id", "_sse_event")}
+        if n == 1:
+            assert shown == pieces[0]
+            continue
+        assert shown["text"] == "".join(p["text"] for p in pieces)
+        rest = {k: v for k, v in shown.items() if k not in ("text", "joined")}
+        assert rest == {k: v for k, v in pieces[-1].items() if k != "text"}
+
+
 def seqs_of(frames: list[Event]) -> list[int]:
     """The seq of every stored event the frames stand for (see ``covered``)."""
     return [seq for seq, _ in covered(frames)]
