@@ -23,6 +23,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from app.services.store.eventlog import SESSIONS_CHANNEL
 from app.web.context import sidebar_rows
 from app.web.deps import AppState, StateDep
+from app.web.sse import Batches, one_each
 from app.web.stopping import stopped_event
 
 router = APIRouter(include_in_schema=False)
@@ -33,6 +34,8 @@ SIDEBAR_EVENT = "sidebar"
 # after a short pause answers them all.
 SETTLE_S = 0.05
 DISCONNECT_POLL_S = 5.0
+# A keepalive comment after this long with nothing to send, as FastAPI's own streams do.
+KEEPALIVE_S = 15.0
 
 
 async def follow(state: AppState, request: Request) -> AsyncIterator[ServerSentEvent]:
@@ -62,15 +65,17 @@ async def follow(state: AppState, request: Request) -> AsyncIterator[ServerSentE
 
 
 async def with_sidebar(
-    stream: AsyncIterator[ServerSentEvent], state: AppState, request: Request
-) -> AsyncIterator[ServerSentEvent]:
-    """``stream`` with the sidebar's events woven in; it ends when ``stream`` ends."""
+    stream: Batches, state: AppState, request: Request
+) -> AsyncIterator[list[ServerSentEvent]]:
+    """``stream``'s batches with the sidebar's events woven in, in order; what is ready
+    when the page's turn comes is one batch (``app.web.sse``), and an empty batch is a
+    keepalive, sent after ``KEEPALIVE_S`` with nothing else. It ends when ``stream`` ends."""
     out: asyncio.Queue[tuple[str, Any]] = asyncio.Queue(maxsize=8)
 
-    async def pump(name: str, source: AsyncIterator[ServerSentEvent]) -> None:
+    async def pump(name: str, source: Batches) -> None:
         try:
-            async for item in source:
-                await out.put(("item", item))
+            async for items in source:
+                await out.put(("items", items))
         except Exception as exc:
             await out.put(("failed", exc))
             return
@@ -78,17 +83,34 @@ async def with_sidebar(
 
     tasks = [
         asyncio.create_task(pump("main", stream)),
-        asyncio.create_task(pump("sidebar", follow(state, request))),
+        asyncio.create_task(pump("sidebar", one_each(follow(state, request)))),
     ]
     try:
         while True:
-            what, value = await out.get()
-            if what == "item":
-                yield value
-            elif what == "failed":
-                raise value
-            elif value == "main":
-                return
+            if out.empty():
+                try:
+                    ready = [await asyncio.wait_for(out.get(), timeout=KEEPALIVE_S)]
+                except TimeoutError:
+                    yield []
+                    continue
+            else:
+                ready = [out.get_nowait()]
+            while not out.empty():
+                ready.append(out.get_nowait())
+            batch: list[ServerSentEvent] = []
+            for what, value in ready:
+                if what == "items":
+                    batch.extend(value)
+                elif what == "failed":
+                    if batch:
+                        yield batch
+                    raise value
+                elif value == "main":
+                    if batch:
+                        yield batch
+                    return
+            # Empty when the main stream's batches were keepalives: pass them on.
+            yield batch
     finally:
         for task in tasks:
             task.cancel()

@@ -8,9 +8,12 @@ when it arrives (docs/security.md).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from fastapi.sse import ServerSentEvent
 
 from app.services.store.eventlog import EventLog
+from app.web.sse import Batches
 
 STOPPED_EVENT = "angelia-stopped"
 
@@ -20,3 +23,11 @@ def stopped_event(events: EventLog) -> ServerSentEvent | None:
     if not events.streams_closed:
         return None
     return ServerSentEvent(event=STOPPED_EVENT, raw_data="")
+
+
+async def ending_on_stop(stream: Batches, events: EventLog) -> AsyncIterator[list[ServerSentEvent]]:
+    """``stream``, then ``stopped_event`` if it ended because the server stops."""
+    async for batch in stream:
+        yield list(batch)
+    if (last := stopped_event(events)) is not None:
+        yield [last]

@@ -102,6 +102,10 @@ def html_get_routes(app: FastAPI) -> set[str]:
         response_class = getattr(ctx.original_route, "response_class", None)
         if isinstance(response_class, type) and issubclass(response_class, EventSourceResponse):
             continue
+        # A stream that writes its batches itself (app/web/sse.py) says so in its docs.
+        answers = getattr(ctx.original_route, "responses", None) or {}
+        if "text/event-stream" in answers.get(200, {}).get("content", {}):
+            continue
         found.add(path)
     return found
 

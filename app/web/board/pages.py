@@ -3,12 +3,11 @@ the form that sends the same prompt to N new worktree sessions."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.sse import EventSourceResponse
 from pydantic import ValidationError
 
 from app.brains import get_brain_class
@@ -20,7 +19,8 @@ from app.web.board.view import cards, events
 from app.web.context import base_context, first_error
 from app.web.deps import AppState, StateDep
 from app.web.sidebar import with_sidebar
-from app.web.stopping import stopped_event
+from app.web.sse import STREAM_RESPONSES, batched_response, one_each
+from app.web.stopping import ending_on_stop
 
 router = APIRouter(include_in_schema=False)
 FORM_ROWS = 4
@@ -61,17 +61,15 @@ async def board_page(request: Request, state: StateDep) -> HTMLResponse:
     return await _page(request, state)
 
 
-@router.get("/board/live", response_class=EventSourceResponse)
-async def live(request: Request, state: StateDep) -> AsyncIterator[ServerSentEvent]:
+@router.get("/board/live", responses=STREAM_RESPONSES)
+async def live(request: Request, state: StateDep) -> EventSourceResponse:
     """The page's stream: the API's, with each card rendered as the page draws it, and
     the sidebar's events (``app.web.sidebar``), so the page holds one connection."""
     template = state.templates.get_template("_board_card.html")
     csrf = getattr(request.state, "csrf_token", "")
     cards_live = events(state, request, lambda card: template.render(card=card, csrf_token=csrf))
-    async for event in with_sidebar(cards_live, state, request):
-        yield event
-    if (last := stopped_event(state.events)) is not None:
-        yield last
+    woven = with_sidebar(one_each(cards_live), state, request)
+    return batched_response(ending_on_stop(woven, state.events))
 
 
 def _runs(form: dict[str, str]) -> list[dict[str, Any]]:

@@ -20,9 +20,10 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from app.errors import NotFoundError
 from app.services.store import store
-from app.services.store.eventlog import EventLog
+from app.services.store.eventlog import EventLog, StoredEvent
 from app.web.chat.streaming import replay_then_follow
 from app.web.deps import MAX_SEQ, LastEventIdDep, SessionIdDep, StateDep
+from app.web.sse import STREAM_RESPONSES, batched_response
 
 router = APIRouter(prefix="/api", tags=["events"])
 EventSeq = Annotated[int, Path(ge=1, le=MAX_SEQ)]
@@ -71,14 +72,14 @@ def _chunks(body: bytes) -> Iterator[bytes]:
         yield bytes(view[start : start + CHUNK_BYTES])
 
 
-@router.get("/sessions/{session_id}/stream", response_class=EventSourceResponse)
+@router.get("/sessions/{session_id}/stream", responses=STREAM_RESPONSES)
 async def stream(
     session_id: SessionIdDep,
     request: Request,
     state: StateDep,
     last_event_id: LastEventIdDep,
     after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
-) -> AsyncIterator[ServerSentEvent]:
+) -> EventSourceResponse:
     """Live events as SSE (``id`` = seq); honours ``Last-Event-ID`` (ASCII digits, else
     400) before ``?after=``. A client that falls behind gets each waiting run of one
     message's ``text_delta`` pieces as one, with ``joined``: how many stored events it
@@ -86,13 +87,22 @@ async def stream(
     is over a megabyte of JSON: that comes as its own fields and ``elided`` (``chars``: the
     payload's length, ``href``: the whole event)."""
     start = last_event_id if last_event_id is not None else after or 0
-    async for event in replay_then_follow(state.events, session_id, start, request):
-        if len(event.payload_json) > STREAM_INLINE_CHARS:
-            href = f"/api/sessions/{session_id}/events/{event.seq}"
-            data = event.stand_in(
-                **{ELIDED_FIELD: {"chars": len(event.payload_json), "href": href}}
-            )
-        else:
-            # The JSON text made once when the event was appended, for every client alike.
-            data = event.json
-        yield ServerSentEvent(id=str(event.seq), event=event.kind, raw_data=data)
+    follow = replay_then_follow(state.events, session_id, start, request)
+    return batched_response(_as_sse(follow, session_id))
+
+
+async def _as_sse(
+    batches: AsyncIterator[list[StoredEvent]], session_id: str
+) -> AsyncIterator[list[ServerSentEvent]]:
+    async for batch in batches:
+        yield [_as_sse_event(event, session_id) for event in batch]
+
+
+def _as_sse_event(event: StoredEvent, session_id: str) -> ServerSentEvent:
+    if len(event.payload_json) > STREAM_INLINE_CHARS:
+        href = f"/api/sessions/{session_id}/events/{event.seq}"
+        data = event.stand_in(**{ELIDED_FIELD: {"chars": len(event.payload_json), "href": href}})
+    else:
+        # The JSON text made once when the event was appended, for every client alike.
+        data = event.json
+    return ServerSentEvent(id=str(event.seq), event=event.kind, raw_data=data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,7 +32,8 @@ from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateD
 from app.web.formatting import shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
 from app.web.sidebar import with_sidebar
-from app.web.stopping import stopped_event
+from app.web.sse import STREAM_RESPONSES, batched_response
+from app.web.stopping import ending_on_stop
 from app.web.transcript import (
     completed_later,
     fold_events,
@@ -47,6 +49,8 @@ PAGE_EVENTS = 100
 # A page loaded above while scrolling back goes in as one task; 150 events keep that
 # task short enough not to stall scrolling (bench/transcript_browser.py).
 EARLIER_EVENTS = 150
+# Rendering time after which a replay's events go out, and the loop gets a turn.
+RENDER_SLICE_S = 0.005
 
 
 @router.get("/badge", response_class=HTMLResponse)
@@ -261,14 +265,14 @@ async def earlier(
     return state.templates.TemplateResponse(request, "_earlier.html", context)
 
 
-@router.get("/sessions/{session_id}/live", response_class=EventSourceResponse)
+@router.get("/sessions/{session_id}/live", responses=STREAM_RESPONSES)
 async def live(
     session_id: SessionIdDep,
     request: Request,
     state: StateDep,
     last_event_id: LastEventIdDep,
     after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
-) -> AsyncIterator[ServerSentEvent]:
+) -> EventSourceResponse:
     """The page's stream: the same events as the API, rendered as HTML fragments; it
     resumes like the API's (``Last-Event-ID`` first, then ``?after=``). The sidebar's
     events ride along (``app.web.sidebar``), without an id, so they never move where a
@@ -278,32 +282,41 @@ async def live(
     chat = store.get_session(state.engine, session_id)
     cwd = store.session_profile(state.engine, chat).cwd
     transcript = _transcript(chat, cwd, request, state, start)
-    async for event in with_sidebar(transcript, state, request):
-        yield event
-    if (last := stopped_event(state.events)) is not None:
-        yield last
+    return batched_response(ending_on_stop(with_sidebar(transcript, state, request), state.events))
 
 
 async def _transcript(
     chat: ChatSession, cwd: str, request: Request, state: AppState, start: int
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncIterator[list[ServerSentEvent]]:
     session_id = chat.id
     install_hint = _install_hint(chat.backend)
     agent_label = _agent_label(chat.backend)
     previous_at = None
-    async for record in replay_then_follow(state.events, session_id, start, request):
-        event = record.as_dict()
-        # A thought is timed from the event before it, as on the page (fold_events).
-        shown = with_thought_duration(event, previous_at)
-        previous_at = record.at
-        parent = event.get("parent_tool_call_id")
-        if record.kind == "permission_request" and isinstance(parent, str) and parent:
-            # The card says which subagent asked; the page may not hold that call.
-            shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
-        html = render_event(
-            state.templates, shown, install_hint=install_hint, cwd=cwd, agent_label=agent_label
-        )
-        yield ServerSentEvent(id=str(record.seq), event=sse_event_name(record.kind), raw_data=html)
+    clock = asyncio.get_running_loop().time
+    async for records in replay_then_follow(state.events, session_id, start, request):
+        rendered: list[ServerSentEvent] = []
+        # Rendering a long replay at once would hold the loop: a slice at a time.
+        pause_at = clock() + RENDER_SLICE_S
+        for record in records:
+            event = record.as_dict()
+            # A thought is timed from the event before it, as on the page (fold_events).
+            shown = with_thought_duration(event, previous_at)
+            previous_at = record.at
+            parent = event.get("parent_tool_call_id")
+            if record.kind == "permission_request" and isinstance(parent, str) and parent:
+                # The card says which subagent asked; the page may not hold that call.
+                shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
+            html = render_event(
+                state.templates, shown, install_hint=install_hint, cwd=cwd, agent_label=agent_label
+            )
+            name = sse_event_name(record.kind)
+            rendered.append(ServerSentEvent(id=str(record.seq), event=name, raw_data=html))
+            if clock() > pause_at:
+                yield rendered
+                rendered = []
+                pause_at = clock() + RENDER_SLICE_S
+        if rendered or not records:  # an empty list is a keepalive: pass it on
+            yield rendered
 
 
 @router.post("/sessions/{session_id}/messages", response_model=None)

@@ -4,6 +4,9 @@ It subscribes before reading the stored events, so nothing appended in between i
 missed, and skips anything at or below the last sequence number it sent, so nothing
 is sent twice. A client that falls behind gets the text pieces waiting for it joined
 (``catchup``). It ends when the client goes away or the server stops.
+
+It yields what is ready as a list, for one write to the client (``app.web.sse``), and
+an empty list each time it has waited ``DISCONNECT_POLL_S`` for nothing: a keepalive.
 """
 
 from __future__ import annotations
@@ -24,14 +27,14 @@ CATCH_UP_MAX = 2000
 
 async def replay_then_follow(
     events: EventLog, session_id: str, after: int, request: Request
-) -> AsyncIterator[StoredEvent]:
+) -> AsyncIterator[list[StoredEvent]]:
     last = after
     with events.subscribe(session_id) as sub:
         while True:
             batch = events.records(session_id, after=last, limit=REPLAY_BATCH)
-            for event in batch:
-                yield event
-                last = event.seq
+            if batch:
+                last = batch[-1].seq
+                yield batch
             if len(batch) < REPLAY_BATCH:
                 break
         while not sub.overflowed:
@@ -41,6 +44,7 @@ async def replay_then_follow(
                 except TimeoutError:
                     if await request.is_disconnected():
                         return
+                    yield []
                     continue
             else:  # no timer and no task for what is there already
                 first = sub.queue.get_nowait()
@@ -50,8 +54,9 @@ async def replay_then_follow(
             stopping = None in ready
             taken = ready[: ready.index(None)] if stopping else ready
             # A client that fell behind gets each run of text pieces in one event.
-            for item in join_text_runs([e for e in taken if e is not None and e.seq > last]):
-                yield item
-                last = item.seq
+            joined = join_text_runs([e for e in taken if e is not None and e.seq > last])
+            if joined:
+                last = joined[-1].seq
+                yield joined
             if stopping:
                 return

@@ -75,9 +75,10 @@ async def test_a_client_behind_a_flood_gets_it_joined_and_a_replay_gets_it_exact
     events.append(sid, "turn_end", {})
     await events.flush()
 
-    got = [await first]
+    # What is ready comes as one list: the stream writes it to the client at once.
+    got = list(await first)
     while got[-1].kind != "turn_end":
-        got.append(await asyncio.wait_for(anext(stream), timeout=10))
+        got += await asyncio.wait_for(anext(stream), timeout=10)
     texts = [e.payload["text"] for e in got if e.kind == "text_delta"]
     assert "".join(texts) == "".join(pieces)
     # Fell behind from the first piece: far fewer events than pieces, in order.
@@ -88,7 +89,9 @@ async def test_a_client_behind_a_flood_gets_it_joined_and_a_replay_gets_it_exact
 
     # Replayed from the log (a reconnect with Last-Event-ID 0): every piece as stored.
     replay = replay_then_follow(events, sid, 0, request)
-    stored = [await anext(replay) for _ in range(1001)]
+    stored: list[StoredEvent] = []
+    while len(stored) < 1001:
+        stored += await anext(replay)
     assert [e.payload.get("text") for e in stored[:1000]] == pieces
     await replay.aclose()
     await events.close()
