@@ -6,7 +6,8 @@ streams, HTTP requests, approvals), all on the one event loop:
 * A big read is handed on in slices of about ``SLICE_S`` of parsing each, with a turn
   for the rest of the loop in between.
 * A line of ``BIG_LINE_BYTES`` or more (a long tool result, an image) is parsed in a
-  worker thread (``parse_big_json_line``), in order with the lines around it.
+  process of its own (``bigparse``), waited for in a worker thread, in order with the
+  lines around it.
 
 (Pausing an agent that writes flat out after each full read, for as long as handling
 the read took, was measured too: with 19 paced sessions beside it, their latency did not
@@ -20,12 +21,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from app.transport.framing import (
-    BIG_LINE_BYTES,
-    LineFramer,
-    parse_big_json_line,
-    parse_json_line,
-)
+from app.transport.bigparse import parse_big_line
+from app.transport.framing import BIG_LINE_BYTES, LineFramer, parse_json_line
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +67,9 @@ async def message_batches(
 
 
 def parse_line(line: bytes | bytearray, name: str, *, big: bool = False) -> dict[str, Any] | None:
-    """One line's JSON object (None to skip it); noise that is not JSON is logged."""
-    message = parse_big_json_line(line) if big else parse_json_line(line)
+    """One line's JSON object (None to skip it); noise that is not JSON is logged. A
+    ``big`` one is parsed in the parser process (``bigparse``): call that in a thread."""
+    message = parse_big_line(line) if big else parse_json_line(line)
     if message is None:
         head = line[:4096].lstrip()
         if head and not head.startswith(b"{"):
