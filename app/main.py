@@ -40,6 +40,7 @@ from app.web.chat import api, api_events, pages
 from app.web.chat import context as pages_context
 from app.web.chat import decisions as pages_decisions
 from app.web.chat import files as api_files
+from app.web.chat import live as chat_live
 from app.web.chat import schedule as pages_schedule
 from app.web.chat import steer as api_steer
 from app.web.deps import AppState, refuse_nul
@@ -154,6 +155,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api_board.router)
     app.include_router(api_profiles.router)
     app.include_router(pages.router)
+    app.include_router(chat_live.router)
     app.include_router(pages_changes.router)
     pages_comments.install(app)
     pages_context.install(app)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import ValidationError
 
 from app.brains import available_backends, get_brain_class
 from app.brains.base import PERMISSION_MODES, Brain
-from app.db.models import ChatSession
 from app.errors import AppError, NotFoundError
 from app.schemas import MessageIn, ProfileCreate
 from app.services.profiles import firstrun
@@ -25,21 +21,14 @@ from app.services.sessions.closed import closed_of
 from app.services.sessions.commands import newest, offered_commands
 from app.services.store import store
 from app.services.transcripts.claude_reader import is_session_id
-from app.web.chat.lookups import subagent_of
-from app.web.chat.streaming import replay_then_follow
+from app.web.chat.live import agent_label, install_hint
 from app.web.context import SIDEBAR_SESSIONS, base_context, first_error, pending_requests
-from app.web.deps import MAX_SEQ, AppState, LastEventIdDep, SessionIdDep, StateDep
+from app.web.deps import MAX_SEQ, AppState, StateDep
 from app.web.formatting import shown_status
 from app.web.history.terminal import follow_state, refuse_if_followed
-from app.web.sidebar import with_sidebar
-from app.web.sse import STREAM_RESPONSES, batched_response
-from app.web.stopping import ending_on_stop
 from app.web.transcript import (
     completed_later,
     fold_events,
-    render_event,
-    sse_event_name,
-    with_thought_duration,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -49,8 +38,6 @@ PAGE_EVENTS = 100
 # A page loaded above while scrolling back goes in as one task; 150 events keep that
 # task short enough not to stall scrolling (bench/transcript_browser.py).
 EARLIER_EVENTS = 150
-# Rendering time after which a replay's events go out, and the loop gets a turn.
-RENDER_SLICE_S = 0.005
 
 
 @router.get("/badge", response_class=HTMLResponse)
@@ -203,7 +190,7 @@ async def session_page(
         events = state.events.list(session_id, limit=PAGE_EVENTS, newest=True)
     shown_last = events[-1]["seq"] if events else 0
     later_done = completed_later(state.events, session_id, events) if shown_last < latest else set()
-    install_hint = _install_hint(chat.backend)
+    hint = install_hint(chat.backend)
     # The header and the composer need the backend's newest report even when it is
     # older than the tail of events the page shows.
     info = newest(state.events, session_id, "session_info") or {}
@@ -227,8 +214,8 @@ async def session_page(
         # Paths in rewind lines are shown relative to the session's folder.
         "cwd": profile.cwd,
         "pending_count": state.manager.permissions.pending_count(session_id),
-        "install_hint": install_hint,
-        "agent_label": _agent_label(chat.backend),
+        "install_hint": hint,
+        "agent_label": agent_label(chat.backend),
         "permission_modes": list(PERMISSION_MODES),
         "session_info": info,
         "slash_commands": commands,
@@ -257,66 +244,12 @@ async def earlier(
         "items": fold_events(events, completed_later(state.events, session_id, events)),
         "first_seq": events[0]["seq"] if events else 0,
         "has_earlier": bool(events) and events[0]["seq"] > 1,
-        "install_hint": _install_hint(chat.backend),
-        "agent_label": _agent_label(chat.backend),
+        "install_hint": install_hint(chat.backend),
+        "agent_label": agent_label(chat.backend),
         "cwd": store.session_profile(state.engine, chat).cwd,
         "queue_held": _queue_held(state, session_id),
     }
     return state.templates.TemplateResponse(request, "_earlier.html", context)
-
-
-@router.get("/sessions/{session_id}/live", responses=STREAM_RESPONSES)
-async def live(
-    session_id: SessionIdDep,
-    request: Request,
-    state: StateDep,
-    last_event_id: LastEventIdDep,
-    after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
-) -> EventSourceResponse:
-    """The page's stream: the same events as the API, rendered as HTML fragments; it
-    resumes like the API's (``Last-Event-ID`` first, then ``?after=``). The sidebar's
-    events ride along (``app.web.sidebar``), without an id, so they never move where a
-    reconnect resumes."""
-    start = last_event_id if last_event_id is not None else after
-    # Read before the stream starts, so an unknown session is a 404, not a broken stream.
-    chat = store.get_session(state.engine, session_id)
-    cwd = store.session_profile(state.engine, chat).cwd
-    transcript = _transcript(chat, cwd, request, state, start)
-    return batched_response(ending_on_stop(with_sidebar(transcript, state, request), state.events))
-
-
-async def _transcript(
-    chat: ChatSession, cwd: str, request: Request, state: AppState, start: int
-) -> AsyncIterator[list[ServerSentEvent]]:
-    session_id = chat.id
-    install_hint = _install_hint(chat.backend)
-    agent_label = _agent_label(chat.backend)
-    previous_at = None
-    clock = asyncio.get_running_loop().time
-    async for records in replay_then_follow(state.events, session_id, start, request):
-        rendered: list[ServerSentEvent] = []
-        # Rendering a long replay at once would hold the loop: a slice at a time.
-        pause_at = clock() + RENDER_SLICE_S
-        for record in records:
-            event = record.as_dict()
-            # A thought is timed from the event before it, as on the page (fold_events).
-            shown = with_thought_duration(event, previous_at)
-            previous_at = record.at
-            parent = event.get("parent_tool_call_id")
-            if record.kind == "permission_request" and isinstance(parent, str) and parent:
-                # The card says which subagent asked; the page may not hold that call.
-                shown = {**shown, "subagent": subagent_of(state.engine, session_id, parent)}
-            html = render_event(
-                state.templates, shown, install_hint=install_hint, cwd=cwd, agent_label=agent_label
-            )
-            name = sse_event_name(record.kind)
-            rendered.append(ServerSentEvent(id=str(record.seq), event=name, raw_data=html))
-            if clock() > pause_at:
-                yield rendered
-                rendered = []
-                pause_at = clock() + RENDER_SLICE_S
-        if rendered or not records:  # an empty list is a keepalive: pass it on
-            yield rendered
 
 
 @router.post("/sessions/{session_id}/messages", response_model=None)
@@ -380,21 +313,6 @@ def _models(state: AppState, session_id: str) -> dict[str, Any]:
 def _queue_held(state: AppState, session_id: str) -> list[int]:
     """The seqs of the messages the app holds for the session: they can still change."""
     return [item.seq for item in state.manager.outbox.items(session_id)]
-
-
-def _install_hint(backend: str) -> str | None:
-    try:
-        return get_brain_class(backend).install_hint
-    except AppError:
-        return None
-
-
-def _agent_label(backend: str) -> str:
-    """The name an agent's messages are heard under (a screen reader's heading)."""
-    try:
-        return get_brain_class(backend).label
-    except AppError:
-        return "Agent"
 
 
 def _can_rewind(backend: str) -> bool:
